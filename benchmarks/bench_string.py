@@ -1,0 +1,103 @@
+"""Deterministic evaluators side by side with OpenEvals 0.2.2, measured in one run.
+
+Prints three comparisons (ratios > 1 mean we are faster, except where noted):
+
+* import cost: ``import langchain_evals_port`` minus importing langchain-core's runnables and
+  messages (which the package cannot avoid), next to ``import openevals``; each is the
+  median of fresh interpreters;
+* Levenshtein similarity of two 2,000-character strings, per call;
+* exact match of a small nested dict, per call (target: within 1.1x of OpenEvals' time).
+
+Run: ``.venv/bin/python benchmarks/bench_string.py`` (after ``bash scripts/test.sh`` or
+``bash scripts/demo.sh`` has made the virtual environment).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+os.environ.pop("LANGSMITH_TRACING", None)
+os.environ.pop("LANGCHAIN_TRACING_V2", None)
+
+
+def import_seconds(statement: str, runs: int = 7) -> float:
+    """Median wall time of ``statement`` in fresh interpreters (bytecode already cached)."""
+    code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+    samples = []
+    for _ in range(runs + 1):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        samples.append(float(out.stdout.strip()))
+    return statistics.median(samples[1:])
+
+
+def per_call(fn: Callable[[], object], calls: int, repeats: int = 5) -> float:
+    """Best-of-``repeats`` mean seconds per call."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - start) / calls)
+    return best
+
+
+def main() -> None:
+    baseline = import_seconds("import langchain_core.runnables, langchain_core.messages")
+    ours = import_seconds("import langchain_evals_port")
+    theirs = import_seconds("import openevals")
+    print("import (median of fresh interpreters)")
+    print(f"  langchain-core runnables+messages  {baseline * 1e3:8.1f} ms")
+    print(
+        f"  langchain_evals_port               {ours * 1e3:8.1f} ms  (+{(ours - baseline) * 1e3:.1f} ms over langchain-core; target <= 50 ms)"
+    )
+    print(f"  openevals                          {theirs * 1e3:8.1f} ms")
+
+    from openevals.exact import exact_match as oe_exact
+    from openevals.string.levenshtein import levenshtein_distance as oe_levenshtein
+
+    from langchain_evals_port.compat.openevals import exact_match, levenshtein_distance
+
+    rng = random.Random(7)
+    a = "".join(rng.choice("abcdefghij ") for _ in range(2000))
+    b = "".join(c if rng.random() > 0.2 else rng.choice("klmno") for c in a)
+    assert (
+        abs(
+            levenshtein_distance(outputs=a, reference_outputs=b)["score"]
+            - oe_levenshtein(outputs=a, reference_outputs=b)["score"]
+        )
+        < 1e-12
+    )
+    theirs_lev = per_call(
+        lambda: oe_levenshtein(outputs=a, reference_outputs=b), calls=1, repeats=3
+    )
+    ours_lev = per_call(lambda: levenshtein_distance(outputs=a, reference_outputs=b), calls=500)
+    print("levenshtein, two 2,000-character strings (per call)")
+    print(
+        f"  openevals {theirs_lev * 1e3:10.2f} ms   ours {ours_lev * 1e3:8.3f} ms   "
+        f"ours is {theirs_lev / ours_lev:,.0f}x faster (target >= 100x)"
+    )
+
+    left = {"id": 17, "tags": ["a", "b"], "nested": {"x": 1, "y": [1, 2, 3]}, "name": "Paris"}
+    right = {"name": "Paris", "nested": {"y": [1, 2, 3], "x": 1}, "tags": ["a", "b"], "id": 17}
+    assert exact_match(outputs=left, reference_outputs=right) == oe_exact(
+        outputs=left, reference_outputs=right
+    )
+    theirs_exact = per_call(lambda: oe_exact(outputs=left, reference_outputs=right), calls=3000)
+    ours_exact = per_call(lambda: exact_match(outputs=left, reference_outputs=right), calls=3000)
+    print("exact match, small nested dict (per call)")
+    print(
+        f"  openevals {theirs_exact * 1e6:8.1f} us   ours {ours_exact * 1e6:8.1f} us   "
+        f"time ratio ours/openevals {ours_exact / theirs_exact:.2f} (target <= 1.10)"
+    )
+
+
+if __name__ == "__main__":
+    main()

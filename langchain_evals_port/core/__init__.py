@@ -1,0 +1,45 @@
+"""The core model: requests, results, the ``Evaluator`` base, tracing, messages, equality.
+
+This package knows nothing of judges, ledgers or pytest; every evaluator family builds on it.
+"""
+
+from ._canonical import canonical_equal, canonical_json, canonical_text, canonical_value
+from ._evaluator import (
+    EvalInput,
+    EvalOutput,
+    Evaluator,
+    FunctionEvaluator,
+    OnError,
+    ScorerOutput,
+    evaluator,
+)
+from ._messages import message_to_openai, to_langchain_messages, to_openai_messages
+from ._request import EvalRequest
+from ._result import EvaluatorResult, Outcome, Score
+from ._tracing import EvalTracer, RecordingTracer, TraceEvent, current_tracer, eval_scope
+
+__all__ = [
+    "EvalInput",
+    "EvalOutput",
+    "EvalRequest",
+    "EvalTracer",
+    "Evaluator",
+    "EvaluatorResult",
+    "FunctionEvaluator",
+    "OnError",
+    "Outcome",
+    "RecordingTracer",
+    "Score",
+    "ScorerOutput",
+    "TraceEvent",
+    "canonical_equal",
+    "canonical_json",
+    "canonical_text",
+    "canonical_value",
+    "current_tracer",
+    "eval_scope",
+    "evaluator",
+    "message_to_openai",
+    "to_langchain_messages",
+    "to_openai_messages",
+]

@@ -1,0 +1,526 @@
+"""The ``Evaluator`` base class: one LangChain Runnable, two calling conventions.
+
+Every evaluator is a ``RunnableSerializable`` from ``EvalRequest`` (or a mapping with its
+field names) to ``EvaluatorResult`` — or a list of them for evaluators that score several
+keys — so ``batch``/``abatch`` with ``max_concurrency``, ``with_retry``, callbacks and
+LangSmith tracing come from LangChain. On top of that, calling the evaluator with keywords
+(``ev(inputs=..., outputs=..., reference_outputs=...)``) returns OpenEvals-shaped dicts,
+which is what ``langsmith.evaluate(..., evaluators=[ev])`` and OpenEvals users expect.
+
+A subclass implements ``_score`` (and ``_ascore`` when it has a native async path) and
+returns any ``ScorerOutput``; the base class turns it into results, reports to tracers,
+and applies ``on_error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, cast, overload
+
+from langchain_core.runnables import RunnableConfig, RunnableSerializable
+from langchain_core.runnables.config import (
+    ensure_config,
+    get_async_callback_manager_for_config,
+    get_callback_manager_for_config,
+    patch_config,
+    run_in_executor,
+    set_config_context,
+)
+from langchain_core.runnables.utils import coro_with_context
+from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation
+
+from ._request import EvalRequest
+from ._result import EvaluatorResult, Score
+from ._tracing import EvalTracer, current_tracer
+from .errors import EvaluatorInputError, failure_code
+
+if TYPE_CHECKING:
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForChainRun,
+        CallbackManagerForChainRun,
+    )
+
+EvalInput: TypeAlias = "EvalRequest | Mapping[str, Any]"
+EvalOutput: TypeAlias = "EvaluatorResult | list[EvaluatorResult]"
+ScorerOutput: TypeAlias = Any
+"""What a scoring function may return.
+
+* a ``bool`` or a number: the score;
+* ``(score, comment)`` or ``(score, comment, metadata)``;
+* a ``Score`` (which can also say "no verdict, because ...") or an ``EvaluatorResult``;
+* a dict with ``score`` and optionally ``comment`` (or ``reasoning``) and ``metadata``;
+* a mapping of key → any of the above (or a list of them), for several results from one
+  evaluation.
+"""
+
+OnError = Literal["raise", "record"]
+
+
+class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
+    """Base class of every evaluator.
+
+    Args:
+        feedback_key: The key of the results (the LangSmith feedback key).
+        name: The run name shown in traces (defaults to the evaluator's own).
+        on_error: ``"raise"`` (default) raises when the evaluator's machinery fails (a
+            judge, a sandbox, a tool); ``"record"`` returns a result with outcome ``failed``
+            and a reason code instead. Bad input from the caller always raises.
+        tracer: An ``EvalTracer`` to report to; without one the ambient ``eval_scope``
+            tracer is used.
+
+    Example:
+        >>> from langchain_evals_port import ExactMatch
+        >>> ev = ExactMatch()
+        >>> ev(outputs={"a": 1}, reference_outputs={"a": 1.0})["score"]
+        True
+        >>> ev.invoke({"outputs": "x", "reference_outputs": "y"}).score
+        False
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    feedback_key: str
+    on_error: OnError = "raise"
+    tracer: Annotated[EvalTracer | None, SkipValidation] = Field(default=None, exclude=True)
+
+    # ``name`` is the run name LangSmith shows; OpenEvals names runs after the feedback key.
+    default_name: ClassVar[str | None] = None
+
+    # --- what subclasses implement -------------------------------------------------------
+
+    @abstractmethod
+    def _score(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
+        """Score one request (the synchronous path)."""
+
+    async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
+        """Score one request asynchronously; by default ``_score`` in LangChain's executor."""
+        return await run_in_executor(config, self._score, request, config)
+
+    # --- the Runnable convention ---------------------------------------------------------
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        """The run name: ``name`` if set, else the evaluator's default, else its feedback key."""
+        return super().get_name(
+            suffix, name=name or self.name or self.default_name or self.feedback_key
+        )
+
+    @property
+    def __name__(self) -> str:
+        """The run name; LangSmith names an evaluator after its callable's ``__name__``."""
+        return self.get_name()
+
+    def invoke(
+        self, input: EvalInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> EvalOutput:
+        """Evaluate one request; returns a result (a list for multi-key evaluators)."""
+        # Like Runnable._call_with_config, minus its per-call signature inspection, which
+        # costs more than a whole exact match.
+        config = ensure_config(config)
+        run_manager = get_callback_manager_for_config(config).on_chain_start(
+            None,
+            input,
+            name=config.get("run_name") or self.get_name(),
+            run_id=config.pop("run_id", None),
+        )
+        child = patch_config(config, callbacks=run_manager.get_child())
+        try:
+            with set_config_context(child) as context:
+                output = context.run(self._run, input, run_manager, child)
+        except BaseException as error:
+            run_manager.on_chain_error(error)
+            raise
+        run_manager.on_chain_end(output)
+        return output
+
+    async def ainvoke(
+        self, input: EvalInput, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> EvalOutput:
+        """Evaluate one request asynchronously."""
+        config = ensure_config(config)
+        run_manager = await get_async_callback_manager_for_config(config).on_chain_start(
+            None,
+            input,
+            name=config.get("run_name") or self.get_name(),
+            run_id=config.pop("run_id", None),
+        )
+        child = patch_config(config, callbacks=run_manager.get_child())
+        try:
+            with set_config_context(child) as context:
+                output = await coro_with_context(self._arun(input, run_manager, child), context)
+        except BaseException as error:
+            await run_manager.on_chain_error(error)
+            raise
+        await run_manager.on_chain_end(output)
+        return output
+
+    def _run(
+        self, input: EvalInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig
+    ) -> EvalOutput:
+        request = EvalRequest.coerce(input)
+        tracer = self._report_start(request)
+        try:
+            output = self._results(self._score(request, config))
+        except Exception as error:
+            output = self._on_exception(error, tracer)
+        return self._report_results(output, tracer, run_manager)
+
+    async def _arun(
+        self,
+        input: EvalInput,
+        run_manager: AsyncCallbackManagerForChainRun,
+        config: RunnableConfig,
+    ) -> EvalOutput:
+        request = EvalRequest.coerce(input)
+        tracer = self._report_start(request)
+        try:
+            output = self._results(await self._ascore(request, config))
+        except Exception as error:
+            output = self._on_exception(error, tracer)
+        return self._report_results(output, tracer, run_manager)
+
+    def _report_start(self, request: EvalRequest) -> EvalTracer | None:
+        tracer = self.tracer or current_tracer()
+        if tracer is not None:
+            tracer.on_start(self.get_name(), request)
+        return tracer
+
+    def _on_exception(self, error: Exception, tracer: EvalTracer | None) -> EvaluatorResult:
+        if tracer is not None:
+            tracer.on_error(self.get_name(), error)
+        if self.on_error == "raise" or isinstance(error, EvaluatorInputError):
+            raise error
+        message = f"{type(error).__name__}: {error}"
+        return EvaluatorResult.failed(self.feedback_key, failure_code(error), message)
+
+    def _report_results(
+        self,
+        output: EvalOutput,
+        tracer: EvalTracer | None,
+        run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun,
+    ) -> EvalOutput:
+        if _traced_to_langsmith(run_manager):
+            # The feedback points at this evaluator's own trace, as LangSmith expects.
+            run_id = str(run_manager.run_id)
+            if isinstance(output, list):
+                output = [r.model_copy(update={"source_run_id": run_id}) for r in output]
+            else:
+                output = output.model_copy(update={"source_run_id": run_id})
+        if tracer is not None:
+            for result in output if isinstance(output, list) else [output]:
+                tracer.on_result(self.get_name(), result)
+        return output
+
+    def _results(self, output: ScorerOutput) -> EvalOutput:
+        if isinstance(output, Mapping) and not _is_score_dict(output):
+            return [r for key, value in output.items() for r in _results_for_key(str(key), value)]
+        if isinstance(output, list) and all(isinstance(r, EvaluatorResult) for r in output):
+            return list(output)
+        return _single_result(self.feedback_key, output)
+
+    # --- the OpenEvals convention --------------------------------------------------------
+
+    def __call__(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> dict[str, Any] | list[dict[str, Any]]:
+        """Evaluate and return OpenEvals-shaped dicts (``key``, ``score``, ``comment``, ...).
+
+        Extra keywords are prompt variables (``context=...``) or ``attachments=...``.
+        """
+        output = self.invoke(
+            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+            | variables
+        )
+        return _as_dicts(output)
+
+    async def acall(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> dict[str, Any] | list[dict[str, Any]]:
+        """The async twin of the keyword call (what OpenEvals' ``*_async`` functions return)."""
+        output = await self.ainvoke(
+            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+            | variables
+        )
+        return _as_dicts(output)
+
+    # --- typed helpers -------------------------------------------------------------------
+
+    def evaluate(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> EvaluatorResult:
+        """Evaluate and return the one ``EvaluatorResult`` (an error if there are several)."""
+        return _only(
+            self.evaluate_all(
+                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+            ),
+            self,
+        )
+
+    def evaluate_all(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> list[EvaluatorResult]:
+        """Evaluate and return every result as a list, however many keys were scored."""
+        output = self.invoke(
+            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+            | variables
+        )
+        return output if isinstance(output, list) else [output]
+
+    async def aevaluate(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> EvaluatorResult:
+        """The async twin of ``evaluate``."""
+        return _only(
+            await self.aevaluate_all(
+                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+            ),
+            self,
+        )
+
+    async def aevaluate_all(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> list[EvaluatorResult]:
+        """The async twin of ``evaluate_all``."""
+        output = await self.ainvoke(
+            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+            | variables
+        )
+        return output if isinstance(output, list) else [output]
+
+    # --- custom evaluators ---------------------------------------------------------------
+
+    @classmethod
+    def from_function(
+        cls,
+        run_name: str,
+        feedback_key: str,
+        fn: Callable[..., ScorerOutput | Awaitable[ScorerOutput]],
+        *,
+        on_error: OnError = "raise",
+        tracer: EvalTracer | None = None,
+    ) -> FunctionEvaluator:
+        """An evaluator from a plain (sync or async) scoring function.
+
+        ``fn`` takes keyword parameters named after what it needs — ``inputs``, ``outputs``,
+        ``reference_outputs``, ``attachments``, any variable name, or ``request`` for the
+        whole ``EvalRequest`` — and returns a ``ScorerOutput``.
+
+        Example:
+            >>> def shorter(*, outputs, reference_outputs):
+            ...     return len(outputs) <= len(reference_outputs), "length check"
+            >>> ev = Evaluator.from_function("shorter", "is_shorter", shorter)
+            >>> ev(outputs="hi", reference_outputs="hello")["score"]
+            True
+        """
+        return FunctionEvaluator(
+            name=run_name, feedback_key=feedback_key, fn=fn, on_error=on_error, tracer=tracer
+        )
+
+
+class FunctionEvaluator(Evaluator):
+    """An evaluator whose score comes from a user function (see ``Evaluator.from_function``)."""
+
+    fn: Annotated[Callable[..., Any], SkipValidation] = Field(exclude=True)
+    _takes_all: bool = PrivateAttr(default=False)
+    _wanted: list[tuple[str, bool]] = PrivateAttr(default_factory=list)
+    _is_async: bool = PrivateAttr(default=False)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Read ``fn``'s signature once, so each call only looks up the values it needs."""
+        parameters = inspect.signature(self.fn).parameters.values()
+        for parameter in parameters:
+            if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.VAR_POSITIONAL):
+                raise TypeError(
+                    f"evaluator function {self.fn!r} takes positional parameter "
+                    f"{parameter.name!r}; evaluator functions take keyword parameters "
+                    "(inputs, outputs, reference_outputs, attachments, request, or variable names)"
+                )
+        self._takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
+        self._wanted = [
+            (p.name, p.default is p.empty) for p in parameters if p.kind is not p.VAR_KEYWORD
+        ]
+        self._is_async = inspect.iscoroutinefunction(self.fn)
+
+    def _arguments(self, request: EvalRequest) -> dict[str, Any]:
+        available: dict[str, Any] = {
+            "inputs": request.inputs,
+            "outputs": request.outputs,
+            "reference_outputs": request.reference_outputs,
+            "attachments": request.attachments,
+            "request": request,
+            **request.variables,
+        }
+        if self._takes_all:
+            available.pop("request")
+            return available
+        arguments: dict[str, Any] = {}
+        for name, required in self._wanted:
+            if name in available:
+                arguments[name] = available[name]
+            elif required:
+                raise EvaluatorInputError(
+                    f"evaluator {self.get_name()!r} needs variable {name!r}, which was not "
+                    f"given; pass it as a keyword ({name}=...) or in variables"
+                )
+        return arguments
+
+    def _score(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
+        output = self.fn(**self._arguments(request))
+        if self._is_async:
+            return _run_coroutine(output, self.get_name())
+        return output
+
+    async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
+        arguments = self._arguments(request)
+        if self._is_async:
+            return await self.fn(**arguments)
+        return await run_in_executor(config, self.fn, **arguments)
+
+
+@overload
+def evaluator(fn: Callable[..., Any], /) -> FunctionEvaluator: ...
+
+
+@overload
+def evaluator(
+    *,
+    feedback_key: str | None = None,
+    run_name: str | None = None,
+    on_error: OnError = "raise",
+    tracer: EvalTracer | None = None,
+) -> Callable[[Callable[..., Any]], FunctionEvaluator]: ...
+
+
+def evaluator(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    feedback_key: str | None = None,
+    run_name: str | None = None,
+    on_error: OnError = "raise",
+    tracer: EvalTracer | None = None,
+) -> FunctionEvaluator | Callable[[Callable[..., Any]], FunctionEvaluator]:
+    """Decorator form of ``Evaluator.from_function``; names default to the function's.
+
+    Example:
+        >>> @evaluator(feedback_key="mentions_paris")
+        ... def mentions_paris(*, outputs):
+        ...     return "paris" in outputs.lower()
+        >>> mentions_paris(outputs="Paris, of course")["score"]
+        True
+    """
+
+    def wrap(function: Callable[..., Any]) -> FunctionEvaluator:
+        key = feedback_key or function.__name__
+        return Evaluator.from_function(
+            run_name or function.__name__, key, function, on_error=on_error, tracer=tracer
+        )
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def _run_coroutine(coroutine: Awaitable[Any], name: str) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(cast(Any, coroutine))
+    cast(Any, coroutine).close()
+    raise RuntimeError(
+        f"evaluator {name!r} wraps an async function and was called synchronously inside a "
+        "running event loop; use `await evaluator.ainvoke(...)` or `await evaluator.acall(...)`"
+    )
+
+
+def _single_result(key: str, output: ScorerOutput) -> EvaluatorResult:
+    if isinstance(output, EvaluatorResult):
+        return output
+    if isinstance(output, Score):
+        return output.to_result(key)
+    if isinstance(output, tuple):
+        if len(output) not in (2, 3):
+            raise TypeError(
+                f"a scoring function returned a tuple of {len(output)} items; expected "
+                "(score, comment) or (score, comment, metadata)"
+            )
+        return Score(output[0], *output[1:]).to_result(key)
+    if isinstance(output, Mapping) and _is_score_dict(output):
+        comment = output.get("comment", output.get("reasoning"))
+        return Score(output["score"], comment, output.get("metadata") or {}).to_result(key)
+    if isinstance(output, (bool, int, float)):
+        return EvaluatorResult(key=key, score=output)
+    if output is None:
+        raise TypeError(
+            "a scoring function returned None; return a score, or Score.unscored(reason) "
+            "when there is no verdict"
+        )
+    raise TypeError(
+        f"a scoring function returned a {type(output).__name__}; expected a bool, a number, "
+        "a (score, comment[, metadata]) tuple, a Score, or a mapping of key to those"
+    )
+
+
+def _is_score_dict(output: Mapping[Any, Any]) -> bool:
+    return "score" in output and output.keys() <= _SCORE_DICT_KEYS
+
+
+_SCORE_DICT_KEYS = frozenset({"score", "comment", "reasoning", "metadata"})
+
+
+def _results_for_key(key: str, value: Any) -> list[EvaluatorResult]:
+    values = value if isinstance(value, list) else [value]
+    return [_single_result(key, item) for item in values]
+
+
+def _as_dicts(output: EvalOutput) -> dict[str, Any] | list[dict[str, Any]]:
+    if isinstance(output, list):
+        return [result.to_dict() for result in output]
+    return output.to_dict()
+
+
+def _only(results: Sequence[EvaluatorResult], evaluator: Evaluator) -> EvaluatorResult:
+    if len(results) != 1:
+        raise ValueError(
+            f"evaluator {evaluator.get_name()!r} produced {len(results)} results; "
+            "use evaluate_all() for evaluators that score several keys"
+        )
+    return results[0]
+
+
+def _traced_to_langsmith(
+    run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun,
+) -> bool:
+    from langchain_core.tracers.langchain import LangChainTracer
+
+    return any(isinstance(handler, LangChainTracer) for handler in run_manager.handlers)

@@ -1,0 +1,150 @@
+"""What an evaluation produces: ``EvaluatorResult`` and the scorer-side ``Score``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+
+from .errors import FAILURE_CODES, FailureCode
+
+Outcome = Literal["verdict", "inconclusive", "failed"]
+"""``verdict``: scored. ``inconclusive``: ran, reached no verdict. ``failed``: an error."""
+
+
+def _check_score(value: Any) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        if math.isnan(number):
+            raise ValueError("score is NaN; return Score.unscored(reason) when there is no verdict")
+        return number
+    raise ValueError(f"score must be a bool, an int or a float, got {type(value).__name__}")
+
+
+ScoreValue = Annotated[bool | float | None, BeforeValidator(_check_score)]
+"""A score: a boolean pass/fail or a number (integers are stored as floats); never NaN."""
+
+
+class EvaluatorResult(BaseModel):
+    """The result of one evaluator for one key.
+
+    Only a ``verdict`` carries a score; ``inconclusive`` and ``failed`` results carry a
+    ``reason`` instead, and a failure also an ``error_code``. Means and pass rates count
+    verdicts only, so nothing that could not be judged is ever read as a low score.
+
+    Example:
+        >>> EvaluatorResult(key="exact_match", score=True).to_dict()
+        {'key': 'exact_match', 'score': True, 'comment': None, 'metadata': None}
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    score: ScoreValue = None
+    comment: str | None = None
+    metadata: dict[str, Any] = {}
+    source_run_id: str | None = None
+    outcome: Outcome = "verdict"
+    reason: str | None = None
+    error_code: FailureCode | None = None
+
+    @model_validator(mode="after")
+    def _check_outcome(self) -> EvaluatorResult:
+        if self.outcome == "verdict":
+            if self.score is None:
+                raise ValueError("a verdict needs a score; use outcome='inconclusive' instead")
+            if self.error_code is not None:
+                raise ValueError("error_code is only for outcome='failed'")
+        else:
+            if self.score is not None:
+                raise ValueError(f"an {self.outcome} result carries no score")
+            if not self.reason:
+                raise ValueError(f"an {self.outcome} result needs a reason")
+            if self.outcome == "failed" and self.error_code not in FAILURE_CODES:
+                raise ValueError(
+                    f"a failed result needs an error_code from {sorted(FAILURE_CODES)}"
+                )
+        return self
+
+    @classmethod
+    def inconclusive(cls, key: str, reason: str, **fields: Any) -> EvaluatorResult:
+        """A result that ran but reached no verdict, and says why."""
+        return cls(key=key, outcome="inconclusive", reason=reason, **fields)
+
+    @classmethod
+    def failed(
+        cls, key: str, error_code: FailureCode, reason: str, **fields: Any
+    ) -> EvaluatorResult:
+        """A result whose evaluator could not judge, with a reason code and message."""
+        return cls(key=key, outcome="failed", error_code=error_code, reason=reason, **fields)
+
+    @property
+    def is_verdict(self) -> bool:
+        """True when the result carries a score."""
+        return self.outcome == "verdict"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The OpenEvals / LangSmith shape: ``key``, ``score``, ``comment``, ``metadata``.
+
+        LangSmith rejects unknown keys, so a non-verdict outcome travels inside ``metadata``
+        (``outcome``, ``reason`` and, for failures, ``error_code``). ``metadata`` is ``None``
+        when empty, as in OpenEvals; ``source_run_id`` is present only when set.
+        """
+        metadata = dict(self.metadata)
+        if self.outcome != "verdict":
+            metadata["outcome"] = self.outcome
+            metadata["reason"] = self.reason
+            if self.error_code is not None:
+                metadata["error_code"] = self.error_code
+        result: dict[str, Any] = {
+            "key": self.key,
+            "score": self.score,
+            "comment": self.comment,
+            "metadata": metadata or None,
+        }
+        if self.source_run_id is not None:
+            result["source_run_id"] = self.source_run_id
+        return result
+
+
+@dataclass(frozen=True)
+class Score:
+    """What a scoring function returns when a bare number is not enough.
+
+    Args:
+        value: The score; ``None`` only together with ``inconclusive``.
+        comment: Why this score (the result's comment).
+        metadata: Extra facts for the result's metadata.
+        inconclusive: Set to a reason to say that no verdict was reached.
+
+    Example:
+        >>> Score(0.5, comment="half the facts")
+        Score(value=0.5, comment='half the facts', metadata={}, inconclusive=None)
+        >>> Score.unscored("nothing to judge").inconclusive
+        'nothing to judge'
+    """
+
+    value: bool | float | None
+    comment: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    inconclusive: str | None = None
+
+    @classmethod
+    def unscored(cls, reason: str, **metadata: Any) -> Score:
+        """A score that says no verdict was reached, and why."""
+        return cls(value=None, metadata=metadata, inconclusive=reason)
+
+    def to_result(self, key: str) -> EvaluatorResult:
+        """This score as an ``EvaluatorResult`` under ``key``."""
+        if self.inconclusive is not None:
+            return EvaluatorResult.inconclusive(
+                key, self.inconclusive, comment=self.comment, metadata=dict(self.metadata)
+            )
+        return EvaluatorResult(
+            key=key, score=self.value, comment=self.comment, metadata=dict(self.metadata)
+        )

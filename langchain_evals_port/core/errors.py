@@ -1,0 +1,75 @@
+"""The exceptions this package raises.
+
+Two kinds matter to a caller:
+
+* ``EvaluatorInputError`` — the caller passed something wrong (a missing field, a value
+  that cannot be compared, a malformed tool call). Always raised at the call, never recorded.
+* ``EvaluationFailure`` — the evaluator's own machinery failed (judge, sandbox, tool). With
+  ``on_error="record"`` it becomes an ``EvaluatorResult`` whose outcome is ``failed`` and
+  whose ``error_code`` is the exception's ``code``; with ``on_error="raise"`` it propagates.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+FailureCode = Literal[
+    "evaluator_error",
+    "judge_parse_failure",
+    "provider_error",
+    "rate_limited",
+    "sandbox_error",
+    "timeout",
+]
+"""Reason codes of a ``failed`` outcome. ``evaluator_error`` is any other exception."""
+
+FAILURE_CODES: Final[frozenset[str]] = frozenset(FailureCode.__args__)  # type: ignore[attr-defined]
+
+
+class EvalsError(Exception):
+    """Base class of every exception raised by ``langchain_evals_port``."""
+
+
+class EvaluatorInputError(EvalsError, ValueError):
+    """The caller's input cannot be evaluated: a required field is missing or malformed."""
+
+
+class MessageFormatError(EvaluatorInputError):
+    """A message list cannot be normalised (unknown role, malformed tool-call arguments, ...)."""
+
+
+class CanonicalizationError(EvaluatorInputError, TypeError):
+    """A value has no canonical JSON form, so it cannot be compared by the equality rule."""
+
+
+class EvaluationFailure(EvalsError):
+    """The evaluator could not reach a verdict because its own machinery failed.
+
+    Args:
+        message: What went wrong, for the result's ``reason``.
+        code: The failure's reason code (see ``FailureCode``).
+    """
+
+    def __init__(self, message: str, *, code: FailureCode = "evaluator_error") -> None:
+        super().__init__(message)
+        self.code: FailureCode = code
+
+
+def failure_code(error: BaseException) -> FailureCode:
+    """Classify an exception raised while evaluating into a ``FailureCode``.
+
+    Our own ``EvaluationFailure`` carries its code. Provider clients (OpenAI, Anthropic, ...)
+    raise exceptions with a ``status_code`` attribute; 429 means rate limited and any other
+    status a provider error. Timeouts of any library subclass ``TimeoutError`` or say so in
+    their class name.
+    """
+    if isinstance(error, EvaluationFailure):
+        return error.code
+    if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():
+        return "timeout"
+    status = getattr(error, "status_code", None)
+    if status == 429:
+        return "rate_limited"
+    if isinstance(status, int):
+        return "provider_error"
+    return "evaluator_error"

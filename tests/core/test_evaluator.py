@@ -1,0 +1,423 @@
+import asyncio
+import contextvars
+import threading
+from operator import itemgetter
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+
+from langchain_evals_port import (
+    EvalRequest,
+    EvaluationFailure,
+    Evaluator,
+    EvaluatorInputError,
+    EvaluatorResult,
+    ExactMatch,
+    RecordingTracer,
+    Score,
+    eval_scope,
+    evaluator,
+)
+from langchain_evals_port.testing import ScriptedChatModel
+
+
+class ProviderDown(Exception):
+    status_code = 503
+
+
+def test_keyword_call_and_invoke_give_the_two_shapes():
+    ev = ExactMatch()
+    assert ev(outputs="a", reference_outputs="a") == {
+        "key": "exact_match",
+        "score": True,
+        "comment": None,
+        "metadata": None,
+    }
+    result = ev.invoke({"outputs": "a", "reference_outputs": "b"})
+    assert isinstance(result, EvaluatorResult)
+    assert result.score is False
+    assert ev.invoke(EvalRequest(outputs=[1], reference_outputs=[1.0])).score is True
+
+
+def test_evaluate_and_evaluate_all():
+    ev = ExactMatch()
+    assert ev.evaluate(outputs=1, reference_outputs=1).score is True
+    assert [r.key for r in ev.evaluate_all(outputs=1, reference_outputs=2)] == ["exact_match"]
+
+
+async def test_async_conventions():
+    ev = ExactMatch()
+    assert (await ev.acall(outputs="x", reference_outputs="x"))["score"] is True
+    assert (await ev.ainvoke({"outputs": "x", "reference_outputs": "y"})).score is False
+    assert (await ev.aevaluate(outputs=1, reference_outputs=1)).score is True
+    assert len(await ev.aevaluate_all(outputs=1, reference_outputs=1)) == 1
+
+
+def test_batch_and_abatch_keep_order():
+    ev = ExactMatch()
+    requests = [{"outputs": i, "reference_outputs": i % 2} for i in range(6)]
+    expected = [i in (0, 1) for i in range(6)]
+    assert [r.score for r in ev.batch(requests, config={"max_concurrency": 3})] == expected
+    results = asyncio.run(ev.abatch(requests, config={"max_concurrency": 2}))
+    assert [r.score for r in results] == expected
+
+
+def test_wrong_argument_names_raise_a_clear_type_error():
+    with pytest.raises(TypeError, match="did you mean 'outputs'"):
+        ExactMatch()(output="a", reference_outputs="a")
+
+
+def test_missing_outputs_raise_an_input_error_naming_the_field():
+    with pytest.raises(
+        EvaluatorInputError,
+        match="exact_match requires outputs and reference_outputs; outputs is None",
+    ):
+        ExactMatch()(outputs=None, reference_outputs="a")
+
+
+def test_input_errors_raise_even_when_recording_failures():
+    with pytest.raises(EvaluatorInputError):
+        ExactMatch(on_error="record")(outputs="a")
+
+
+# --- custom evaluators -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("returned", "score", "comment", "metadata"),
+    [
+        (True, True, None, {}),
+        (3, 3.0, None, {}),
+        (0.5, 0.5, None, {}),
+        ((0.5, "half"), 0.5, "half", {}),
+        ((False, "no", {"n": 1}), False, "no", {"n": 1}),
+        (Score(0.25, "quarter", {"m": 2}), 0.25, "quarter", {"m": 2}),
+        ({"score": 1, "reasoning": "why"}, 1.0, "why", {}),
+    ],
+)
+def test_function_return_shapes(returned, score, comment, metadata):
+    ev = Evaluator.from_function("my_run", "my_key", lambda *, outputs: returned)
+    result = ev.invoke({"outputs": "x"})
+    assert (result.key, result.score, result.comment, result.metadata) == (
+        "my_key",
+        score,
+        comment,
+        metadata,
+    )
+    assert ev.get_name() == "my_run"
+
+
+def test_a_dict_of_keys_gives_several_results():
+    ev = Evaluator.from_function(
+        "multi",
+        "unused",
+        lambda *, outputs: {
+            "length": len(outputs),
+            "polite": (True, "said please"),
+            "tags": [1, 0],
+        },
+    )
+    results = ev.invoke({"outputs": "please"})
+    assert [(r.key, r.score) for r in results] == [
+        ("length", 6.0),
+        ("polite", True),
+        ("tags", 1.0),
+        ("tags", 0.0),
+    ]
+    assert [d["key"] for d in ev(outputs="x")] == ["length", "polite", "tags", "tags"]
+    with pytest.raises(ValueError, match="produced 4 results; use evaluate_all"):
+        ev.evaluate(outputs="x")
+
+
+def test_unscored_is_inconclusive_not_a_low_score():
+    ev = Evaluator.from_function("r", "k", lambda *, outputs: Score.unscored("empty answer"))
+    result = ev.invoke({"outputs": ""})
+    assert result.outcome == "inconclusive"
+    assert result.score is None
+    assert ev(outputs="")["metadata"] == {"outcome": "inconclusive", "reason": "empty answer"}
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        (None, "returned None"),
+        ("yes", "returned a str"),
+        ((1, 2, 3, 4), "tuple of 4 items"),
+    ],
+)
+def test_bad_return_values_raise_type_errors(returned, message):
+    ev = Evaluator.from_function("r", "k", lambda *, outputs: returned)
+    with pytest.raises(TypeError, match=message):
+        ev.invoke({"outputs": "x"})
+
+
+def test_functions_receive_only_what_they_ask_for():
+    seen = {}
+
+    def fn(*, inputs, context, request, tone="neutral"):
+        seen.update(inputs=inputs, context=context, request=request, tone=tone)
+        return True
+
+    ev = Evaluator.from_function("r", "k", fn)
+    ev(inputs="q", outputs="a", context="docs")
+    assert seen["inputs"] == "q"
+    assert seen["context"] == "docs"
+    assert seen["tone"] == "neutral"
+    assert isinstance(seen["request"], EvalRequest)
+
+
+def test_var_keyword_functions_receive_fields_and_variables():
+    ev = Evaluator.from_function("r", "k", lambda **kw: (True, ",".join(sorted(kw))))
+    assert (
+        ev(outputs="a", plan="p")["comment"] == "attachments,inputs,outputs,plan,reference_outputs"
+    )
+
+
+def test_a_missing_variable_names_the_variable_and_the_evaluator():
+    ev = Evaluator.from_function("rag_check", "k", lambda *, outputs, context: True)
+    with pytest.raises(EvaluatorInputError, match="'rag_check' needs variable 'context'"):
+        ev(outputs="a")
+
+
+def test_positional_only_functions_are_rejected_at_construction():
+    with pytest.raises(TypeError, match="keyword parameters"):
+        Evaluator.from_function("r", "k", lambda outputs, /: True)
+
+
+def test_decorator_with_and_without_arguments():
+    @evaluator
+    def short(*, outputs):
+        return len(outputs) < 5
+
+    @evaluator(feedback_key="has_paris", run_name="paris_check")
+    def mentions(*, outputs):
+        return "Paris" in outputs
+
+    assert short(outputs="abc") == {
+        "key": "short",
+        "score": True,
+        "comment": None,
+        "metadata": None,
+    }
+    assert mentions.feedback_key == "has_paris"
+    assert mentions.get_name() == "paris_check"
+
+
+async def test_async_functions_run_on_the_event_loop():
+    loop_threads = []
+
+    @evaluator
+    async def slow(*, outputs):
+        loop_threads.append(threading.get_ident())
+        await asyncio.sleep(0)
+        return outputs == "ok"
+
+    assert (await slow.ainvoke({"outputs": "ok"})).score is True
+    assert loop_threads == [threading.get_ident()]
+    with pytest.raises(RuntimeError, match="running event loop"):
+        slow.invoke({"outputs": "ok"})
+
+
+def test_async_functions_also_work_synchronously_outside_a_loop():
+    @evaluator
+    async def check(*, outputs):
+        return outputs == "ok"
+
+    assert check(outputs="ok")["score"] is True
+
+
+async def test_sync_functions_run_off_the_event_loop_in_ainvoke():
+    threads = []
+
+    @evaluator
+    def check(*, outputs):
+        threads.append(threading.get_ident())
+        return True
+
+    await check.ainvoke({"outputs": "x"})
+    assert threads != [threading.get_ident()]
+
+
+# --- failures ----------------------------------------------------------------------------
+
+
+def _raising(error):
+    def fn(*, outputs):
+        raise error
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (EvaluationFailure("sandbox crashed", code="sandbox_error"), "sandbox_error"),
+        (TimeoutError("judge took too long"), "timeout"),
+        (type("RateLimitError", (Exception,), {"status_code": 429})("slow down"), "rate_limited"),
+        (ProviderDown("unavailable"), "provider_error"),
+        (KeyError("boom"), "evaluator_error"),
+    ],
+)
+def test_record_turns_failures_into_failed_results_with_a_code(error, code):
+    ev = Evaluator.from_function("r", "k", _raising(error), on_error="record")
+    result = ev.invoke({"outputs": "x"})
+    assert result.outcome == "failed"
+    assert result.error_code == code
+    assert type(error).__name__ in result.reason
+    assert result.score is None
+
+
+def test_raise_is_the_default_and_keeps_the_exception_type():
+    ev = Evaluator.from_function("r", "k", _raising(TimeoutError("late")))
+    with pytest.raises(TimeoutError, match="late"):
+        ev(outputs="x")
+
+
+async def test_record_works_on_the_async_path():
+    async def fn(*, outputs):
+        raise EvaluationFailure("no JSON in reply", code="judge_parse_failure")
+
+    ev = Evaluator.from_function("r", "k", fn, on_error="record")
+    result = await ev.ainvoke({"outputs": "x"})
+    assert (result.outcome, result.error_code) == ("failed", "judge_parse_failure")
+
+
+# --- tracers -----------------------------------------------------------------------------
+
+
+def test_tracer_sees_start_result_and_error():
+    tracer = RecordingTracer()
+    ev = Evaluator.from_function(
+        "r", "k", _raising(TimeoutError("x")), on_error="record", tracer=tracer
+    )
+    ev.invoke({"outputs": "x"})
+    assert [e.kind for e in tracer.events] == ["start", "error", "result"]
+    assert tracer.events[0].evaluator == "r"
+    assert tracer.events[2].payload.outcome == "failed"
+
+
+def test_configured_tracer_beats_the_ambient_one():
+    mine, ambient = RecordingTracer(), RecordingTracer()
+    with eval_scope(ambient):
+        ExactMatch(tracer=mine)(outputs=1, reference_outputs=1)
+        ExactMatch()(outputs=1, reference_outputs=1)
+    assert len(mine.events) == 2
+    assert len(ambient.events) == 2
+    ExactMatch()(outputs=1, reference_outputs=1)
+    assert len(ambient.events) == 2
+
+
+def test_ambient_scope_reaches_batch_threads():
+    tracer = RecordingTracer()
+    with eval_scope(tracer):
+        ExactMatch().batch(
+            [{"outputs": i, "reference_outputs": i} for i in range(8)],
+            config={"max_concurrency": 4},
+        )
+    assert sum(e.kind == "result" for e in tracer.events) == 8
+
+
+async def test_ambient_scope_reaches_asyncio_tasks():
+    tracer = RecordingTracer()
+    ev = ExactMatch()
+    with eval_scope(tracer):
+        tasks = [
+            asyncio.create_task(ev.ainvoke({"outputs": 1, "reference_outputs": 1}))
+            for _ in range(3)
+        ]
+    await asyncio.gather(*tasks)
+    assert sum(e.kind == "result" for e in tracer.events) == 3
+
+
+def test_raw_threads_need_copy_context():
+    tracer = RecordingTracer()
+    ev = ExactMatch()
+    request = {"outputs": 1, "reference_outputs": 1}
+    with eval_scope(tracer):
+        bare = threading.Thread(target=ev.invoke, args=(request,))
+        context = contextvars.copy_context()
+        carried = threading.Thread(target=context.run, args=(ev.invoke, request))
+    bare.start()
+    bare.join()
+    assert tracer.events == []
+    carried.start()
+    carried.join()
+    assert [e.kind for e in tracer.events] == ["start", "result"]
+
+
+def test_custom_and_builtin_evaluators_emit_the_same_events():
+    tracer = RecordingTracer()
+    custom = Evaluator.from_function(
+        "custom", "custom", lambda *, outputs, reference_outputs: outputs == reference_outputs
+    )
+    with eval_scope(tracer):
+        custom(outputs=1, reference_outputs=1)
+        ExactMatch()(outputs=1, reference_outputs=1)
+    assert [(e.kind, e.evaluator) for e in tracer.events] == [
+        ("start", "custom"),
+        ("result", "custom"),
+        ("start", "exact_match"),
+        ("result", "exact_match"),
+    ]
+
+
+# --- LangChain integration ------------------------------------------------------------
+
+
+class ChainEvents(BaseCallbackHandler):
+    def __init__(self):
+        self.started = []
+        self.ended = []
+
+    def on_chain_start(self, serialized, inputs, **kwargs):
+        self.started.append(kwargs.get("name"))
+
+    def on_chain_end(self, outputs, **kwargs):
+        self.ended.append(outputs)
+
+
+def test_callbacks_see_the_evaluator_run_by_name():
+    events = ChainEvents()
+    ExactMatch().invoke({"outputs": 1, "reference_outputs": 1}, config={"callbacks": [events]})
+    assert events.started == ["exact_match"]
+    assert events.ended[0].score is True
+
+
+def test_evaluators_pipe_into_chains_with_a_real_model():
+    model = ScriptedChatModel(
+        responder=lambda messages: "Paris" if "France" in messages[-1].content else "?"
+    )
+    app = (
+        ChatPromptTemplate.from_messages([("human", "Capital of {country}?")])
+        | model
+        | StrOutputParser()
+    )
+    chain = {
+        "inputs": itemgetter("country"),
+        "outputs": app,
+        "reference_outputs": itemgetter("expected"),
+    } | ExactMatch()
+    results = chain.batch(
+        [{"country": "France", "expected": "Paris"}, {"country": "Peru", "expected": "Lima"}]
+    )
+    assert [r.score for r in results] == [True, False]
+
+
+def test_with_retry_retries_failures():
+    attempts = []
+
+    def flaky(*, outputs):
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise EvaluationFailure("judge hiccup", code="provider_error")
+        return True
+
+    ev = Evaluator.from_function("flaky", "k", flaky).with_retry(
+        retry_if_exception_type=(EvaluationFailure,),
+        stop_after_attempt=3,
+        wait_exponential_jitter=False,
+    )
+    assert ev.invoke({"outputs": "x"}).score is True
+    assert len(attempts) == 3

@@ -43,9 +43,8 @@ def main(wheel_path: str) -> int:
     for problem in problems:
         print(f"check_wheel: {problem}", file=sys.stderr)
     count = sum(len(entries) for entries in declared.values())
-    print(
-        f"check_wheel: {Path(wheel_path).name}: {len(sources)} modules, py.typed, {count} entry points"
-    )
+    name = Path(wheel_path).name
+    print(f"check_wheel: {name}: {len(sources)} modules, py.typed, {count} entry points")
     return 1 if problems else 0
 
 

@@ -24,6 +24,7 @@ fi
 export UV_PYTHON_DOWNLOADS=never
 [ -x .venv/bin/python ] || "$UV" venv --quiet --python python3 .venv
 echo "-e ." > .venv/project-requirements.txt
-"$UV" pip sync --quiet --python .venv requirements.lock .venv/project-requirements.txt
+"$UV" pip sync --quiet --compile-bytecode --python .venv requirements.lock \
+    .venv/project-requirements.txt
 PY="$ROOT/.venv/bin/python"
 export PY

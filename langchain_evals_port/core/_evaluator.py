@@ -117,9 +117,13 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
     ) -> EvalOutput:
         """Evaluate one request; returns a result (a list for multi-key evaluators)."""
         # Like Runnable._call_with_config, minus its per-call signature inspection, which
-        # costs more than a whole exact match.
+        # costs more than a whole exact match; with no callback handler at all (no tracing,
+        # no callbacks) there is no run to report, so the bookkeeping is skipped too.
         config = ensure_config(config)
-        run_manager = get_callback_manager_for_config(config).on_chain_start(
+        manager = get_callback_manager_for_config(config)
+        if not manager.handlers:
+            return self._run(input, None, config)
+        run_manager = manager.on_chain_start(
             None,
             input,
             name=config.get("run_name") or self.get_name(),
@@ -140,7 +144,10 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
     ) -> EvalOutput:
         """Evaluate one request asynchronously."""
         config = ensure_config(config)
-        run_manager = await get_async_callback_manager_for_config(config).on_chain_start(
+        manager = get_async_callback_manager_for_config(config)
+        if not manager.handlers:
+            return await self._arun(input, None, config)
+        run_manager = await manager.on_chain_start(
             None,
             input,
             name=config.get("run_name") or self.get_name(),
@@ -157,7 +164,10 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         return output
 
     def _run(
-        self, input: EvalInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig
+        self,
+        input: EvalInput,
+        run_manager: CallbackManagerForChainRun | None,
+        config: RunnableConfig,
     ) -> EvalOutput:
         request = EvalRequest.coerce(input)
         tracer = self._report_start(request)
@@ -170,7 +180,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
     async def _arun(
         self,
         input: EvalInput,
-        run_manager: AsyncCallbackManagerForChainRun,
+        run_manager: AsyncCallbackManagerForChainRun | None,
         config: RunnableConfig,
     ) -> EvalOutput:
         request = EvalRequest.coerce(input)
@@ -199,9 +209,9 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         self,
         output: EvalOutput,
         tracer: EvalTracer | None,
-        run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun,
+        run_manager: CallbackManagerForChainRun | AsyncCallbackManagerForChainRun | None,
     ) -> EvalOutput:
-        if _traced_to_langsmith(run_manager):
+        if run_manager is not None and _traced_to_langsmith(run_manager):
             # The feedback points at this evaluator's own trace, as LangSmith expects.
             run_id = str(run_manager.run_id)
             if isinstance(output, list):

@@ -370,6 +370,10 @@ class ChainEvents(BaseCallbackHandler):
     def __init__(self):
         self.started = []
         self.ended = []
+        self.errors = []
+
+    def on_chain_error(self, error, **kwargs):
+        self.errors.append(error)
 
     def on_chain_start(self, serialized, inputs, **kwargs):
         self.started.append(kwargs.get("name"))
@@ -383,6 +387,28 @@ def test_callbacks_see_the_evaluator_run_by_name():
     ExactMatch().invoke({"outputs": 1, "reference_outputs": 1}, config={"callbacks": [events]})
     assert events.started == ["exact_match"]
     assert events.ended[0].score is True
+
+
+async def test_callbacks_see_errors_on_both_paths():
+    events = ChainEvents()
+    ev = ExactMatch()
+    with pytest.raises(EvaluatorInputError):
+        ev.invoke({"outputs": 1}, config={"callbacks": [events]})
+    with pytest.raises(EvaluatorInputError):
+        await ev.ainvoke({"outputs": 1}, config={"callbacks": [events]})
+    assert len(events.errors) == 2
+    assert (
+        await ev.ainvoke({"outputs": 1, "reference_outputs": 1}, config={"callbacks": [events]})
+    ).score
+    assert events.started == ["exact_match"] * 3
+
+
+def test_run_name_from_config_wins():
+    events = ChainEvents()
+    ExactMatch().invoke(
+        {"outputs": 1, "reference_outputs": 1}, config={"callbacks": [events], "run_name": "mine"}
+    )
+    assert events.started == ["mine"]
 
 
 def test_evaluators_pipe_into_chains_with_a_real_model():

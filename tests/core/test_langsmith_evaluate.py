@@ -1,49 +1,11 @@
 """Evaluators handed as-is to ``langsmith.evaluate``, against a LangSmith stand-in on 127.0.0.1."""
 
-import json
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import ClassVar
 
-import pytest
 from langsmith import aevaluate, evaluate
 from langsmith.schemas import Example
 
 from langchain_evals_port import Evaluator, ExactMatch, LevenshteinDistance
-
-
-class _LangSmithStandIn(BaseHTTPRequestHandler):
-    requests: ClassVar[list[tuple[str, str]]] = []
-
-    def _answer(self):
-        length = int(self.headers.get("content-length") or 0)
-        self.rfile.read(length)
-        self.requests.append((self.command, self.path))
-        body = json.dumps({}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    do_GET = do_POST = do_PATCH = do_PUT = _answer
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture(scope="module")
-def langsmith_endpoint():
-    # LangSmith's client keeps posting runs from a background thread after a test returns,
-    # so the stand-in stays up for the whole module and dies with the process.
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _LangSmithStandIn)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("LANGSMITH_ENDPOINT", f"http://127.0.0.1:{server.server_port}")
-        patch.setenv("LANGSMITH_API_KEY", "offline-test")
-        patch.setenv("LANGSMITH_TRACING", "false")
-        yield server
 
 
 def _examples():
@@ -77,7 +39,7 @@ def test_evaluators_are_accepted_as_is_by_langsmith_evaluate(langsmith_endpoint)
     assert by_answer["Cusco"]["exact_match"] is False
     assert by_answer["Paris"]["levenshtein_distance"] == 1.0
     assert by_answer["Cusco"]["answer_length"] == 5
-    assert langsmith_endpoint.RequestHandlerClass.requests, "langsmith talked to the stand-in"
+    assert langsmith_endpoint.requests, "langsmith talked to the stand-in"
 
 
 async def test_async_keyword_call_works_with_aevaluate(langsmith_endpoint):
@@ -104,3 +66,17 @@ def test_recorded_failures_reach_langsmith_as_metadata(langsmith_endpoint):
         "reason": "TimeoutError: judge timed out",
         "error_code": "timeout",
     }
+
+
+def test_results_point_at_the_evaluator_trace_when_traced_to_langsmith(langsmith_endpoint):
+    from langchain_core.tracers.langchain import LangChainTracer
+    from langsmith import Client
+
+    client = Client(api_url=f"http://127.0.0.1:{langsmith_endpoint.port}", api_key="x")
+    tracer = LangChainTracer(client=client, project_name="evals")
+    run_id = uuid.uuid4()
+    result = ExactMatch().invoke(
+        {"outputs": 1, "reference_outputs": 1}, config={"callbacks": [tracer], "run_id": run_id}
+    )
+    assert result.source_run_id == str(run_id)
+    assert ExactMatch().invoke({"outputs": 1, "reference_outputs": 1}).source_run_id is None

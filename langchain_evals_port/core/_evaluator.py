@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, cast, overload
 
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
@@ -244,11 +244,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
 
         Extra keywords are prompt variables (``context=...``) or ``attachments=...``.
         """
-        output = self.invoke(
-            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-            | variables
-        )
-        return _as_dicts(output)
+        return _as_dicts(self.invoke(_call_input(inputs, outputs, reference_outputs, variables)))
 
     async def acall(
         self,
@@ -259,10 +255,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> dict[str, Any] | list[dict[str, Any]]:
         """The async twin of the keyword call (what OpenEvals' ``*_async`` functions return)."""
-        output = await self.ainvoke(
-            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-            | variables
-        )
+        output = await self.ainvoke(_call_input(inputs, outputs, reference_outputs, variables))
         return _as_dicts(output)
 
     # --- typed helpers -------------------------------------------------------------------
@@ -276,12 +269,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> EvaluatorResult:
         """Evaluate and return the one ``EvaluatorResult`` (an error if there are several)."""
-        return _only(
-            self.evaluate_all(
-                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
-            ),
-            self,
-        )
+        output = self.invoke(_call_input(inputs, outputs, reference_outputs, variables))
+        return _only(output, self)
 
     def evaluate_all(
         self,
@@ -292,10 +281,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> list[EvaluatorResult]:
         """Evaluate and return every result as a list, however many keys were scored."""
-        output = self.invoke(
-            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-            | variables
-        )
+        output = self.invoke(_call_input(inputs, outputs, reference_outputs, variables))
         return output if isinstance(output, list) else [output]
 
     async def aevaluate(
@@ -307,12 +293,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> EvaluatorResult:
         """The async twin of ``evaluate``."""
-        return _only(
-            await self.aevaluate_all(
-                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
-            ),
-            self,
-        )
+        output = await self.ainvoke(_call_input(inputs, outputs, reference_outputs, variables))
+        return _only(output, self)
 
     async def aevaluate_all(
         self,
@@ -323,10 +305,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> list[EvaluatorResult]:
         """The async twin of ``evaluate_all``."""
-        output = await self.ainvoke(
-            {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
-            | variables
-        )
+        output = await self.ainvoke(_call_input(inputs, outputs, reference_outputs, variables))
         return output if isinstance(output, list) else [output]
 
     # --- custom evaluators ---------------------------------------------------------------
@@ -519,13 +498,26 @@ def _as_dicts(output: EvalOutput) -> dict[str, Any] | list[dict[str, Any]]:
     return output.to_dict()
 
 
-def _only(results: Sequence[EvaluatorResult], evaluator: Evaluator) -> EvaluatorResult:
-    if len(results) != 1:
+def _call_input(
+    inputs: Any, outputs: Any, reference_outputs: Any, variables: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "inputs": inputs,
+        "outputs": outputs,
+        "reference_outputs": reference_outputs,
+        **variables,
+    }
+
+
+def _only(output: EvalOutput, evaluator: Evaluator) -> EvaluatorResult:
+    if not isinstance(output, list):
+        return output
+    if len(output) != 1:
         raise ValueError(
-            f"evaluator {evaluator.get_name()!r} produced {len(results)} results; "
+            f"evaluator {evaluator.get_name()!r} produced {len(output)} results; "
             "use evaluate_all() for evaluators that score several keys"
         )
-    return results[0]
+    return output[0]
 
 
 def _traced_to_langsmith(

@@ -55,6 +55,19 @@ class EvaluationFailure(EvalsError):
         self.code: FailureCode = code
 
 
+class JudgeOutputError(EvaluationFailure):
+    """The judge's reply could not be read as a valid score, even after one repair prompt.
+
+    Args:
+        message: What was wrong with the reply.
+        raw_reply: The judge's last reply, verbatim.
+    """
+
+    def __init__(self, message: str, *, raw_reply: str) -> None:
+        super().__init__(message, code="judge_parse_failure")
+        self.raw_reply = raw_reply
+
+
 def failure_code(error: BaseException) -> FailureCode:
     """Classify an exception raised while evaluating into a ``FailureCode``.
 

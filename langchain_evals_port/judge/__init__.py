@@ -1,0 +1,27 @@
+"""LLM-as-judge: a chat model grades an output against a prompt.
+
+``LLMJudge`` renders its prompt safely, asks the model for a structured reply (reasoning
+before the score), validates it, repairs an invalid reply once, and otherwise fails loudly:
+``JudgeOutputError`` with ``on_error="raise"``, a ``failed`` result with reason
+``judge_parse_failure`` with ``on_error="record"`` — never a silent score of false.
+"""
+
+from langchain_evals_port.core.errors import JudgeOutputError
+
+from ._attachments import Attachment
+from ._judge import LLMJudge
+from ._model import JudgeModel, set_default_judge
+from ._render import FewShotExample, PromptSource
+from ._structured import StructuredOutputMode, extract_json
+
+__all__ = [
+    "Attachment",
+    "FewShotExample",
+    "JudgeModel",
+    "JudgeOutputError",
+    "LLMJudge",
+    "PromptSource",
+    "StructuredOutputMode",
+    "extract_json",
+    "set_default_judge",
+]

@@ -1,0 +1,327 @@
+"""``LLMJudge``: a chat model grades an output against a prompt."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.prompts.structured import StructuredPrompt
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import ensure_config
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, TypeAdapter
+
+from langchain_evals_port.core import EvalRequest, Evaluator, Score
+from langchain_evals_port.core.errors import EvaluatorInputError
+
+from ._model import JudgeModel, model_name, resolve_judge
+from ._render import FewShotExample, PromptSource, build_messages
+from ._structured import (
+    Conversation,
+    JudgeReply,
+    StructuredOutputMode,
+    Validator,
+    ask_for_json,
+    run_async,
+    run_sync,
+)
+
+_CONTINUOUS = (
+    "A number that represents the degree to which the criteria in the prompt are met, from 0.0 "
+    "to 1.0. 1.0 means the criteria are met perfectly. 0.0 means none of the criteria are met, "
+    "0.5 means exactly half of the criteria are met."
+)
+_CHOICES = "A number that represents the degree to which the criteria in the prompt are met."
+_BOOLEAN = "A score that is true if criteria in the prompt are met, and false otherwise."
+_REASONING = (
+    "A human-readable explanation of the score. You MUST end the reasoning with a sentence "
+    "that says: Thus, the score should be: SCORE_YOU_ASSIGN."
+)
+
+
+class LLMJudge(Evaluator):
+    """Grades outputs with a chat model and a prompt; the result's comment is its reasoning.
+
+    Args:
+        prompt: A template string with ``{variables}`` (e.g. ``prompts.CORRECTNESS_PROMPT``),
+            a ``ChatPromptTemplate`` or ``StructuredPrompt``, or a callable returning messages.
+        model: A ``BaseChatModel`` (also wrapped by ``.bind``/``.with_retry``/
+            ``.with_config``), a ``"provider:model"`` string, or None for the default judge.
+        feedback_key: The result key (``"score"`` by default, as in OpenEvals).
+        system: A system message, for template-string prompts.
+        continuous: Score from 0.0 to 1.0 instead of true/false.
+        choices: Restrict the score to these numbers (wins over ``continuous``).
+        use_reasoning: Ask for reasoning before the score (the result's comment).
+        few_shot_examples: Graded examples appended to the prompt.
+        output_schema: A JSON schema, pydantic model or TypedDict for classification; read
+            the object with ``evaluate_raw`` (a ``score`` field, if any, also scores).
+        structured_output_mode: ``"auto"``, ``"native"`` or ``"prompted"`` (see
+            ``langchain_evals_port.judge``).
+        structured_output_method: Force the ``with_structured_output`` method (e.g.
+            ``"function_calling"``); by default ``"json_schema"`` for OpenAI-style providers
+            and the provider's own default otherwise.
+
+    Example:
+        >>> from langchain_evals_port.testing import ScriptedChatModel
+        >>> judge = LLMJudge(
+        ...     prompt="Is this answer concise? {outputs}",
+        ...     feedback_key="conciseness",
+        ...     model=ScriptedChatModel([{"reasoning": "One word.", "score": True}]),
+        ... )
+        >>> judge(outputs="Paris")["score"]
+        True
+    """
+
+    prompt: Annotated[PromptSource, SkipValidation] = Field(exclude=True)
+    model: Annotated[JudgeModel | None, SkipValidation] = Field(default=None, exclude=True)
+    feedback_key: str = "score"
+    system: str | None = None
+    continuous: bool = False
+    choices: list[float] | None = None
+    use_reasoning: bool = True
+    few_shot_examples: Sequence[FewShotExample] = ()
+    # Stored under another name: ``output_schema`` is a Runnable property (its output type).
+    custom_schema: Annotated[dict[str, Any] | type | None, SkipValidation] = Field(
+        default=None, alias="output_schema", exclude=True
+    )
+    structured_output_mode: StructuredOutputMode = "auto"
+    structured_output_method: str | None = None
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, populate_by_name=True)
+
+    _schema: Any = PrivateAttr(default=None)
+    _schema_json: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _validate: Validator = PrivateAttr()
+    _custom: bool = PrivateAttr(default=False)
+    _prompted_models: set[int] = PrivateAttr(default_factory=set)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Check the configuration and build the output schema once."""
+        if self.system is not None and not isinstance(self.prompt, str):
+            raise ValueError("system is only supported when prompt is a template string")
+        if self.choices is not None and (
+            not self.choices
+            or not all(
+                isinstance(c, (int, float)) and not isinstance(c, bool) for c in self.choices
+            )
+        ):
+            raise ValueError(f"choices must be a non-empty list of numbers, got {self.choices!r}")
+        self.few_shot_examples = tuple(_few_shot(example) for example in self.few_shot_examples)
+        custom = self.custom_schema
+        if isinstance(self.prompt, StructuredPrompt):
+            if custom is not None:
+                raise ValueError(
+                    "pass either output_schema or a StructuredPrompt with a schema, not both"
+                )
+            custom = self.prompt.schema_
+        if custom is None:
+            self._schema = self._score_schema()
+            self._schema_json = self._schema
+            self._validate = self._check_score
+        else:
+            self._schema = custom
+            self._schema_json, self._validate = _custom_schema(custom)
+            self._custom = True
+        if self.name is None:
+            key = self.feedback_key
+            self.name = "llm_as_judge" if key == "score" else f"llm_as_{key}_judge"
+
+    # --- scoring ---------------------------------------------------------------------------
+
+    def _score(self, request: EvalRequest, config: RunnableConfig) -> Score:
+        started = time.perf_counter()
+        conversation, model = self._conversation(request)
+        return self._to_score(run_sync(conversation, config), model, started)
+
+    async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> Score:
+        started = time.perf_counter()
+        conversation, model = self._conversation(request)
+        return self._to_score(await run_async(conversation, config), model, started)
+
+    def evaluate_raw(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> dict[str, Any]:
+        """The judge's validated JSON object itself, for a custom ``output_schema``."""
+        request = EvalRequest.coerce(
+            {
+                "inputs": inputs,
+                "outputs": outputs,
+                "reference_outputs": reference_outputs,
+                **variables,
+            }
+        )
+        conversation, _ = self._conversation(request)
+        return run_sync(conversation, ensure_config()).parsed
+
+    async def aevaluate_raw(
+        self,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> dict[str, Any]:
+        """The async twin of ``evaluate_raw``."""
+        request = EvalRequest.coerce(
+            {
+                "inputs": inputs,
+                "outputs": outputs,
+                "reference_outputs": reference_outputs,
+                **variables,
+            }
+        )
+        conversation, _ = self._conversation(request)
+        return (await run_async(conversation, ensure_config())).parsed
+
+    def _conversation(self, request: EvalRequest) -> tuple[Conversation, Any]:
+        model = resolve_judge(self.model)
+        entry = getattr(self.prompt, "entry", None)
+        messages = build_messages(
+            self.prompt,
+            request,
+            system=self.system,
+            few_shot_examples=self.few_shot_examples,
+            optional=tuple(getattr(entry, "optional_variables", ())),
+            prompt_name=_prompt_name(self.prompt),
+        )
+        conversation = ask_for_json(
+            model,
+            messages,
+            schema=self._schema,
+            schema_json=self._schema_json,
+            validate=self._validate,
+            mode=self.structured_output_mode,
+            method=self.structured_output_method,
+            prompted_models=self._prompted_models,
+        )
+        return conversation, model
+
+    def _to_score(self, reply: JudgeReply, model: Any, started: float) -> Score:
+        metadata: dict[str, Any] = {
+            "judge_model": model_name(model),
+            "structured_output": reply.path,
+            "repairs": reply.repairs,
+            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        if reply.usage:
+            metadata["token_usage"] = reply.usage
+        parsed = reply.parsed
+        if self._custom:
+            if "score" not in parsed:
+                raise EvaluatorInputError(
+                    f"judge {self.get_name()!r} has an output schema without a 'score' field; "
+                    "read its object with evaluate_raw(...)"
+                )
+            metadata["output"] = parsed
+        comment = parsed.get("reasoning")
+        return Score(parsed["score"], comment if isinstance(comment, str) else None, metadata)
+
+    # --- the default score schema ----------------------------------------------------------
+
+    def _score_schema(self) -> dict[str, Any]:
+        if self.choices:
+            description = _CHOICES
+            score: dict[str, Any] = {
+                "type": "number",
+                "description": description,
+                "enum": self.choices,
+            }
+        elif self.continuous:
+            description = _CONTINUOUS
+            score = {"type": "number", "description": description}
+        else:
+            description = _BOOLEAN
+            score = {"type": "boolean", "description": description}
+        properties: dict[str, Any] = {}
+        if self.use_reasoning:
+            # Reasoning comes first so the model reasons before it commits to a score.
+            properties["reasoning"] = {"type": "string", "description": _REASONING}
+        properties["score"] = score
+        return {
+            "title": "score",
+            "description": description,
+            "type": "object",
+            "additionalProperties": False,
+            "properties": properties,
+            "required": list(properties),
+        }
+
+    def _check_score(self, parsed: Any) -> str | None:
+        if not isinstance(parsed, Mapping):
+            return "the reply is not a JSON object"
+        if "score" not in parsed:
+            return "the reply has no 'score'"
+        score = parsed["score"]
+        if self.use_reasoning and not isinstance(parsed.get("reasoning"), str):
+            return "the reply has no 'reasoning' string"
+        if self.choices:
+            if not _is_number(score) or score not in self.choices:
+                return f"score {score!r} is not one of the choices {self.choices}"
+        elif self.continuous:
+            if not _is_number(score) or not 0.0 <= score <= 1.0:
+                return f"score {score!r} is not a number from 0.0 to 1.0"
+        elif not isinstance(score, bool):
+            return f"score {score!r} is not true or false"
+        return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _few_shot(example: FewShotExample | Mapping[str, Any]) -> FewShotExample:
+    if isinstance(example, FewShotExample):
+        return example
+    if isinstance(example, Mapping):
+        return FewShotExample(
+            inputs=example.get("inputs"),
+            outputs=example.get("outputs"),
+            score=example["score"],
+            reasoning=example.get("reasoning"),
+        )
+    raise ValueError(
+        f"few_shot_examples must hold FewShotExample or dicts, got {type(example).__name__}"
+    )
+
+
+def _custom_schema(schema: Any) -> tuple[dict[str, Any], Validator]:
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        model = schema
+
+        def validate_model(parsed: Any) -> str | None:
+            try:
+                model.model_validate(parsed)
+            except ValueError as error:
+                return f"the reply does not match {model.__name__}: {error}"
+            return None
+
+        return model.model_json_schema(), validate_model
+    json_schema = schema if isinstance(schema, dict) else TypeAdapter(schema).json_schema()
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(json_schema)
+
+    def validate_json(parsed: Any) -> str | None:
+        error = next(iter(validator.iter_errors(parsed)), None)
+        return None if error is None else f"the reply does not match the schema: {error.message}"
+
+    return json_schema, validate_json
+
+
+def _prompt_name(prompt: PromptSource) -> str:
+    entry = getattr(prompt, "entry", None)
+    if entry is not None:
+        return str(entry.name)
+    if isinstance(prompt, str):
+        first = prompt.strip().splitlines()[0] if prompt.strip() else ""
+        return repr(first[:60] + ("..." if len(first) > 60 else ""))
+    if isinstance(prompt, ChatPromptTemplate):
+        return type(prompt).__name__
+    return getattr(prompt, "__name__", type(prompt).__name__)

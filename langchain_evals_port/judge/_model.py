@@ -1,0 +1,124 @@
+"""Which chat model judges, and how to ask it for structured output.
+
+A judge model is any LangChain ``BaseChatModel``, also wrapped by ``.bind(...)``,
+``.with_retry(...)`` or ``.with_config(...)``, or a ``"provider:model"`` string resolved
+with ``init_chat_model`` (the ``langchain`` extra). Evaluators built without a model use the
+default judge: ``set_default_judge(model)`` or, failing that, the ``LANGCHAIN_EVALS_JUDGE``
+environment variable (a ``"provider:model"`` string), read when the judge first runs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
+from langchain_core.runnables.base import RunnableBindingBase
+
+from langchain_evals_port.core.errors import EvaluatorInputError
+
+JudgeModel = BaseChatModel | Runnable[Any, Any] | str
+"""A chat model, a wrapped chat model, or a ``"provider:model"`` string."""
+
+ENV_VAR = "LANGCHAIN_EVALS_JUDGE"
+
+# The one process-wide setting besides the ambient tracer scope: a suite or an application
+# picks its judge once.
+_default_judge: list[JudgeModel] = []
+
+# Providers whose native structured output is a JSON schema in ``response_format``; the
+# others get their own default method (usually tool calling).
+_JSON_SCHEMA_PROVIDERS = frozenset({"openai", "azure", "azure_openai"})
+
+
+def set_default_judge(model: JudgeModel | None) -> None:
+    """Use ``model`` for every judge built without one (``None`` clears the default).
+
+    Example:
+        >>> from langchain_evals_port.testing import ScriptedChatModel
+        >>> set_default_judge(ScriptedChatModel(responder=lambda m: {"score": True}))
+        >>> set_default_judge(None)
+    """
+    _default_judge.clear()
+    if model is not None:
+        _default_judge.append(_checked(model))
+
+
+def resolve_judge(model: JudgeModel | None) -> Runnable[Any, Any]:
+    """The runnable chat model to judge with: ``model``, the default judge, or the
+    environment's; a clear error when there is none."""
+    chosen: JudgeModel | None = model
+    if chosen is None and _default_judge:
+        chosen = _default_judge[0]
+    if chosen is None:
+        chosen = os.environ.get(ENV_VAR) or None
+    if chosen is None:
+        raise EvaluatorInputError(
+            "no judge model: pass model=... to the evaluator, call "
+            "langchain_evals_port.set_default_judge(model), or set "
+            f"{ENV_VAR}='provider:model' (e.g. 'openai:gpt-4o-mini')"
+        )
+    checked = _checked(chosen)
+    return _init_chat_model(checked) if isinstance(checked, str) else checked
+
+
+def chat_model_of(model: Runnable[Any, Any]) -> BaseChatModel | None:
+    """The ``BaseChatModel`` inside ``.bind``/``.with_retry``/``.with_config`` wrappers."""
+    while isinstance(model, RunnableBindingBase):
+        model = model.bound
+    return model if isinstance(model, BaseChatModel) else None
+
+
+def model_name(model: Runnable[Any, Any]) -> str:
+    """A name for the judge model, for result metadata."""
+    chat = chat_model_of(model)
+    if chat is None:
+        return type(model).__name__
+    params = chat._get_ls_params()
+    return str(params.get("ls_model_name") or getattr(chat, "model_name", None) or chat._llm_type)
+
+
+def native_method(model: Runnable[Any, Any]) -> str | None:
+    """The ``with_structured_output`` method to ask for, or None for the provider's default."""
+    chat = chat_model_of(model)
+    if chat is not None and chat._get_ls_params().get("ls_provider") in _JSON_SCHEMA_PROVIDERS:
+        return "json_schema"
+    return None
+
+
+def with_structured_output(
+    model: Runnable[Any, Any], schema: Any, method: str | None
+) -> Runnable[Any, Any]:
+    """``model.with_structured_output(schema, include_raw=True)``, also through wrappers
+    such as ``with_retry`` that do not forward it (the wrapper is kept around the result)."""
+    kwargs: dict[str, Any] = {"include_raw": True}
+    if method is not None:
+        kwargs["method"] = method
+    direct = getattr(model, "with_structured_output", None)
+    if direct is not None:
+        return direct(schema, **kwargs)  # type: ignore[no-any-return]
+    if isinstance(model, RunnableBindingBase):
+        inner = with_structured_output(model.bound, schema, method)
+        return model.model_copy(update={"bound": inner})
+    raise NotImplementedError(f"{type(model).__name__} has no with_structured_output")
+
+
+def _checked(model: Any) -> str | Runnable[Any, Any]:
+    if isinstance(model, (str, Runnable)):
+        return model
+    raise EvaluatorInputError(
+        "model must be a LangChain chat model (a BaseChatModel, possibly wrapped by .bind, "
+        f".with_retry or .with_config) or a 'provider:model' string, got {type(model).__name__}"
+    )
+
+
+def _init_chat_model(spec: str) -> BaseChatModel:
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError as error:
+        raise ImportError(
+            f"resolving the judge model {spec!r} from a string needs the 'langchain' package: "
+            "pip install 'langchain-evals-port[langchain]' (or pass a chat model instance)"
+        ) from error
+    return init_chat_model(spec)

@@ -11,7 +11,8 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.prompts.structured import StructuredPrompt
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, TypeAdapter
+from langchain_core.utils.function_calling import convert_to_json_schema
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorInputError
@@ -303,7 +304,7 @@ def _custom_schema(schema: Any) -> tuple[dict[str, Any], Validator]:
             return None
 
         return model.model_json_schema(), validate_model
-    json_schema = schema if isinstance(schema, dict) else TypeAdapter(schema).json_schema()
+    json_schema = schema if isinstance(schema, dict) else convert_to_json_schema(schema)
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(json_schema)

@@ -10,6 +10,9 @@ Example:
     True
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .core import (
     EvalInput,
     EvalOutput,
@@ -20,10 +23,8 @@ from .core import (
     FunctionEvaluator,
     OnError,
     Outcome,
-    RecordingTracer,
     Score,
     ScorerOutput,
-    TraceEvent,
     canonical_equal,
     canonical_json,
     canonical_text,
@@ -40,14 +41,45 @@ from .core.errors import (
     EvalsError,
     EvaluationFailure,
     EvaluatorInputError,
+    EvaluatorUsageError,
     FailureCode,
+    JudgeOutputError,
     MessageFormatError,
 )
 from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
 
+if TYPE_CHECKING:
+    from . import prompts
+    from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
+
+# The judge family pulls in LangChain's prompt templates; it loads on first use so that
+# ``import langchain_evals_port`` stays cheap for the deterministic evaluators.
+_LAZY = {
+    "Attachment": "judge",
+    "FewShotExample": "judge",
+    "LLMJudge": "judge",
+    "set_default_judge": "judge",
+    "prompts": None,
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    family = _LAZY[name]
+    if family is None:
+        return importlib.import_module(f"{__name__}.{name}")
+    return getattr(importlib.import_module(f"{__name__}.{family}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __version__ = "0.1.0"
 
 __all__ = [
+    "Attachment",
     "CanonicalizationError",
     "EmbeddingSimilarity",
     "EvalInput",
@@ -59,17 +91,19 @@ __all__ = [
     "Evaluator",
     "EvaluatorInputError",
     "EvaluatorResult",
+    "EvaluatorUsageError",
     "ExactMatch",
     "FailureCode",
+    "FewShotExample",
     "FunctionEvaluator",
+    "JudgeOutputError",
+    "LLMJudge",
     "LevenshteinDistance",
     "MessageFormatError",
     "OnError",
     "Outcome",
-    "RecordingTracer",
     "Score",
     "ScorerOutput",
-    "TraceEvent",
     "canonical_equal",
     "canonical_json",
     "canonical_text",
@@ -78,6 +112,8 @@ __all__ = [
     "eval_scope",
     "evaluator",
     "message_to_openai",
+    "prompts",
+    "set_default_judge",
     "to_langchain_messages",
     "to_openai_messages",
 ]

@@ -16,8 +16,11 @@ means the same thing everywhere. The rule, value by value:
 * ``datetime``, ``date`` and ``time`` become ISO 8601 strings, ``UUID`` and paths their
   string, an ``Enum`` its value: a value equals its JSON serialisation, the form in which
   LangSmith datasets and most APIs store it.
-* pydantic models compare as their JSON-mode dump, dataclasses field by field, LangChain
-  messages as OpenAI-style dicts without their ``id`` (ids differ between runs).
+* pydantic models and dataclasses compare field by field. Chat messages — LangChain
+  messages and OpenAI-style dicts (a ``role`` of user/assistant/system/developer/tool and
+  only message keys) alike — compare by role, content, name and tool calls (name and parsed
+  arguments); message ids, tool-call ids and ``tool_call_id`` are ignored, because providers
+  make them up anew on every run. A malformed message raises ``MessageFormatError``.
 * anything else (bytes, arbitrary objects, circular structures) raises
   ``CanonicalizationError`` naming where in the value it sits.
 """
@@ -38,7 +41,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import CanonicalizationError
+from .errors import CanonicalizationError, MessageFormatError
 
 _PLAIN = (str, int, float, bool, type(None))
 
@@ -92,6 +95,8 @@ def canonical_value(value: Any, *, name: str = "value") -> Any:
         return _canonical(value)
     except _NoJsonForm as error:
         where = name + "".join(reversed(error.segments))
+        if error.problem is not None:
+            raise MessageFormatError(f"{where} is not a valid message: {error.problem}") from None
         raise CanonicalizationError(error.describe(where)) from None
     except RecursionError:
         raise CanonicalizationError(
@@ -103,14 +108,17 @@ class _NoJsonForm(Exception):
     """Raised deep inside a value; containers add their index on the way out, so the
     path is only built when there is an error (the common case builds no strings)."""
 
-    def __init__(self, value: Any, *, as_key: bool = False) -> None:
+    def __init__(self, value: Any, *, as_key: bool = False, problem: str | None = None) -> None:
         super().__init__()
         self.value = value
         self.as_key = as_key
+        self.problem = problem
         self.segments: list[str] = []
 
     def describe(self, where: str) -> str:
         kind = type(self.value).__name__
+        if isinstance(self.value, _KeyCollision):
+            return f"{where} has keys {self.value} that are the same key in JSON"
         if self.as_key:
             return (
                 f"{where} has a key of type {kind} ({self.value!r}); "
@@ -133,7 +141,7 @@ def _canonical(value: Any) -> Any:
     if kind is float:
         return _number(value)
     if kind is dict or (kind is not list and isinstance(value, Mapping)):
-        return _mapping(value)
+        return _message(value) if _is_message_dict(value) else _mapping(value)
     if kind is list or kind is tuple:
         return _items(value)
     if kind is set or kind is frozenset:
@@ -147,10 +155,16 @@ def _number(value: float) -> int | float:
     return value
 
 
+class _KeyCollision(str):
+    """Two keys of one mapping that JSON would write the same (``1`` and ``"1"``)."""
+
+
 def _mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
     result = {}
     for key, item in value.items():
         name = key if type(key) is str else _key(key)
+        if name in result:
+            raise _NoJsonForm(_KeyCollision(f"{name!r} and {key!r}"))
         try:
             result[name] = _canonical(item)
         except _NoJsonForm as error:
@@ -204,7 +218,7 @@ def _other(value: Any) -> Any:
     if isinstance(value, (uuid.UUID, PurePath)):
         return str(value)
     if isinstance(value, BaseModel):
-        return _canonical(_model_data(value))
+        return _model_data(value)
     if isinstance(value, (list, tuple)):
         return _items(value)
     if isinstance(value, (set, frozenset)):
@@ -214,16 +228,42 @@ def _other(value: Any) -> Any:
     raise _NoJsonForm(value)
 
 
+_ROLES = frozenset({"user", "assistant", "system", "developer", "tool"})
+_MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "id"})
+
+
+def _is_message_dict(value: Mapping[Any, Any]) -> bool:
+    return value.get("role") in _ROLES and value.keys() <= _MESSAGE_KEYS
+
+
+def _message(message: Any) -> dict[str, Any]:
+    """A chat message (LangChain or OpenAI-style dict) in the form it is compared in: role,
+    content, name and tool calls by name and parsed arguments. Message ids, tool-call ids
+    and ``tool_call_id`` are left out: providers make them up anew on every run."""
+    from ._messages import message_to_openai
+
+    try:
+        data = message_to_openai(message)
+    except MessageFormatError as error:
+        raise _NoJsonForm(message, problem=str(error)) from None
+    form: dict[str, Any] = {"role": data["role"], "content": _canonical(data["content"])}
+    if "name" in data:
+        form["name"] = data["name"]
+    if "tool_calls" in data:
+        form["tool_calls"] = [
+            {
+                "name": call["function"]["name"],
+                "arguments": _canonical(json.loads(call["function"]["arguments"])),
+            }
+            for call in data["tool_calls"]
+        ]
+    return form
+
+
 def _model_data(model: BaseModel) -> Any:
     from langchain_core.messages import BaseMessage
 
     if isinstance(model, BaseMessage):
-        from ._messages import message_to_openai
-
-        data = message_to_openai(model)
-        data.pop("id", None)
-        for call in data.get("tool_calls", ()):
-            # Argument order is an accident of serialisation, so compare the parsed object.
-            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
-        return data
-    return model.model_dump(mode="json")
+        return _message(model)
+    # Python mode keeps sets as sets, so they compare unordered like everywhere else.
+    return _canonical(model.model_dump())

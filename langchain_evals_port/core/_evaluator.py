@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
+import numbers
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
+from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, cast, overload
 
 from langchain_core.runnables import RunnableConfig, RunnableSerializable
@@ -30,12 +33,18 @@ from langchain_core.runnables.config import (
     set_config_context,
 )
 from langchain_core.runnables.utils import coro_with_context
-from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation
+from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
 
 from ._request import EvalRequest
 from ._result import EvaluatorResult, Score
 from ._tracing import EvalTracer, current_tracer
-from .errors import EvaluatorInputError, failure_code
+from .errors import (
+    EvalsError,
+    EvaluationFailure,
+    EvaluatorInputError,
+    EvaluatorUsageError,
+    failure_code,
+)
 
 if TYPE_CHECKING:
     from langchain_core.callbacks import (
@@ -44,7 +53,9 @@ if TYPE_CHECKING:
     )
 
 EvalInput: TypeAlias = "EvalRequest | Mapping[str, Any]"
+"""What an evaluator takes: an ``EvalRequest`` or a mapping with its field names."""
 EvalOutput: TypeAlias = "EvaluatorResult | list[EvaluatorResult]"
+"""What an evaluator returns: one result, or a list for multi-key evaluators."""
 ScorerOutput: TypeAlias = Any
 """What a scoring function may return.
 
@@ -57,6 +68,10 @@ ScorerOutput: TypeAlias = Any
 """
 
 OnError = Literal["raise", "record"]
+"""``"raise"``: machinery failures raise ``EvaluationFailure``; ``"record"``: they become
+``failed`` results."""
+
+_logger = logging.getLogger(__name__)
 
 
 class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
@@ -85,6 +100,15 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
     feedback_key: str
     on_error: OnError = "raise"
     tracer: Annotated[EvalTracer | None, SkipValidation] = Field(default=None, exclude=True)
+
+    @field_validator("tracer")
+    @classmethod
+    def _check_tracer(cls, tracer: Any) -> Any:
+        if tracer is not None and not isinstance(tracer, EvalTracer):
+            raise ValueError(
+                f"tracer must have on_start, on_result and on_error methods, got {tracer!r}"
+            )
+        return tracer
 
     # ``name`` is the run name LangSmith shows; OpenEvals names runs after the feedback key.
     default_name: ClassVar[str | None] = None
@@ -122,7 +146,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         config = ensure_config(config)
         manager = get_callback_manager_for_config(config)
         if not manager.handlers:
-            return self._run(input, None, config)
+            with set_config_context(config) as context:
+                return context.run(self._run, input, None, config)
         run_manager = manager.on_chain_start(
             None,
             input,
@@ -146,7 +171,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
         if not manager.handlers:
-            return await self._arun(input, None, config)
+            with set_config_context(config) as context:
+                return await coro_with_context(self._arun(input, None, config), context)
         run_manager = await manager.on_chain_start(
             None,
             input,
@@ -192,18 +218,31 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         return self._report_results(output, tracer, run_manager)
 
     def _report_start(self, request: EvalRequest) -> EvalTracer | None:
-        tracer = self.tracer or current_tracer()
+        tracer = self.tracer if self.tracer is not None else current_tracer()
         if tracer is not None:
-            tracer.on_start(self.get_name(), request)
+            self._notify(tracer.on_start, request)
         return tracer
+
+    def _notify(self, event: Callable[[str, Any], None], payload: Any) -> None:
+        # A broken tracer must not change the evaluation's outcome.
+        try:
+            event(self.get_name(), payload)
+        except Exception:
+            _logger.exception("tracer %r failed; the evaluation goes on", event)
 
     def _on_exception(self, error: Exception, tracer: EvalTracer | None) -> EvaluatorResult:
         if tracer is not None:
-            tracer.on_error(self.get_name(), error)
-        if self.on_error == "raise" or isinstance(error, EvaluatorInputError):
+            self._notify(tracer.on_error, error)
+        if isinstance(error, (EvaluatorInputError, EvaluatorUsageError)):
             raise error
         message = f"{type(error).__name__}: {error}"
-        return EvaluatorResult.failed(self.feedback_key, failure_code(error), message)
+        if self.on_error == "record":
+            return EvaluatorResult.failed(self.feedback_key, failure_code(error), message)
+        if isinstance(error, EvalsError):
+            raise error
+        raise EvaluationFailure(
+            f"evaluator {self.get_name()!r} failed: {message}", code=failure_code(error)
+        ) from error
 
     def _report_results(
         self,
@@ -220,15 +259,24 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
                 output = output.model_copy(update={"source_run_id": run_id})
         if tracer is not None:
             for result in output if isinstance(output, list) else [output]:
-                tracer.on_result(self.get_name(), result)
+                self._notify(tracer.on_result, result)
         return output
 
     def _results(self, output: ScorerOutput) -> EvalOutput:
         if isinstance(output, Mapping) and not _is_score_dict(output):
-            return [r for key, value in output.items() for r in _results_for_key(str(key), value)]
-        if isinstance(output, list) and all(isinstance(r, EvaluatorResult) for r in output):
-            return list(output)
-        return _single_result(self.feedback_key, output)
+            results = [
+                r for key, value in output.items() for r in _results_for_key(str(key), value)
+            ]
+        elif isinstance(output, list) and all(isinstance(r, EvaluatorResult) for r in output):
+            results = list(output)
+        else:
+            return _single_result(self.feedback_key, output)
+        if not results:
+            raise EvaluatorUsageError(
+                f"evaluator {self.get_name()!r} returned no results ({output!r}); return at "
+                "least one score, or Score.unscored(reason)"
+            )
+        return results
 
     # --- the OpenEvals convention --------------------------------------------------------
 
@@ -351,7 +399,7 @@ class FunctionEvaluator(Evaluator):
         parameters = inspect.signature(self.fn).parameters.values()
         for parameter in parameters:
             if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.VAR_POSITIONAL):
-                raise TypeError(
+                raise EvaluatorUsageError(
                     f"evaluator function {self.fn!r} takes positional parameter "
                     f"{parameter.name!r}; evaluator functions take keyword parameters "
                     "(inputs, outputs, reference_outputs, attachments, request, or variable names)"
@@ -360,7 +408,9 @@ class FunctionEvaluator(Evaluator):
         self._wanted = [
             (p.name, p.default is p.empty) for p in parameters if p.kind is not p.VAR_KEYWORD
         ]
-        self._is_async = inspect.iscoroutinefunction(self.fn)
+        self._is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(
+            getattr(self.fn, "__call__", None)  # noqa: B004 - async callable objects too
+        )
 
     def _arguments(self, request: EvalRequest) -> dict[str, Any]:
         available: dict[str, Any] = {
@@ -387,15 +437,19 @@ class FunctionEvaluator(Evaluator):
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
         output = self.fn(**self._arguments(request))
-        if self._is_async:
+        # Decorated or wrapped async functions are only recognisable by what they return.
+        if inspect.isawaitable(output):
             return _run_coroutine(output, self.get_name())
         return output
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
         arguments = self._arguments(request)
-        if self._is_async:
-            return await self.fn(**arguments)
-        return await run_in_executor(config, self.fn, **arguments)
+        output = (
+            self.fn(**arguments)
+            if self._is_async
+            else await run_in_executor(config, self.fn, **arguments)
+        )
+        return await output if inspect.isawaitable(output) else output
 
 
 @overload
@@ -446,7 +500,7 @@ def _run_coroutine(coroutine: Awaitable[Any], name: str) -> Any:
     except RuntimeError:
         return asyncio.run(cast(Any, coroutine))
     cast(Any, coroutine).close()
-    raise RuntimeError(
+    raise EvaluatorUsageError(
         f"evaluator {name!r} wraps an async function and was called synchronously inside a "
         "running event loop; use `await evaluator.ainvoke(...)` or `await evaluator.acall(...)`"
     )
@@ -459,7 +513,7 @@ def _single_result(key: str, output: ScorerOutput) -> EvaluatorResult:
         return output.to_result(key)
     if isinstance(output, tuple):
         if len(output) not in (2, 3):
-            raise TypeError(
+            raise EvaluatorUsageError(
                 f"a scoring function returned a tuple of {len(output)} items; expected "
                 "(score, comment) or (score, comment, metadata)"
             )
@@ -467,14 +521,16 @@ def _single_result(key: str, output: ScorerOutput) -> EvaluatorResult:
     if isinstance(output, Mapping) and _is_score_dict(output):
         comment = output.get("comment", output.get("reasoning"))
         return Score(output["score"], comment, output.get("metadata") or {}).to_result(key)
-    if isinstance(output, (bool, int, float)):
+    if isinstance(output, bool):
         return EvaluatorResult(key=key, score=output)
+    if isinstance(output, (numbers.Real, Decimal)):
+        return EvaluatorResult(key=key, score=float(output))
     if output is None:
-        raise TypeError(
+        raise EvaluatorUsageError(
             "a scoring function returned None; return a score, or Score.unscored(reason) "
             "when there is no verdict"
         )
-    raise TypeError(
+    raise EvaluatorUsageError(
         f"a scoring function returned a {type(output).__name__}; expected a bool, a number, "
         "a (score, comment[, metadata]) tuple, a Score, or a mapping of key to those"
     )

@@ -1,73 +1,24 @@
 """Normalise chat messages between LangChain objects and OpenAI-style dicts.
 
-Evaluators receive conversations in whatever shape the application produced, so both
-``to_openai_messages`` and ``to_langchain_messages`` accept:
+``to_openai_messages`` and ``to_langchain_messages`` accept one message, a list or tuple of
+messages, or a LangGraph state ``{"messages": [...]}``. A message may be a LangChain
+``HumanMessage``/``AIMessage``/``SystemMessage``/``ToolMessage`` (chunks included), an
+OpenAI-style dict (``role``: user, assistant, system, developer, tool) or a LangChain-style
+dict (``type``: human, ai, system, tool; e.g. a ``model_dump()``), mixed freely.
 
-* a single message, a list or tuple of messages, or a LangGraph state mapping
-  ``{"messages": [...]}`` (other state keys are ignored);
-* as a message, any of (mixed freely within one list):
+Both directions keep role, content, tool calls (id, name, arguments), ``tool_call_id``,
+``name`` and ``id``; other keys are transport metadata and are dropped. Content passes
+through as the same object, so provider blocks (thinking, reasoning, tool_use, ...) are
+never flattened; only a missing content becomes ``""``. Tool-call arguments may be a JSON
+string or a mapping; in OpenAI form they are always ``json.dumps(args, ensure_ascii=False)``.
+``developer`` becomes a ``SystemMessage`` carrying LangChain's marker
+``additional_kwargs["__openai_role__"] = "developer"``, and converts back. Malformed input
+raises ``MessageFormatError`` naming the message index (for a tool call also its index and
+tool name) and what was expected.
 
-  - a LangChain ``BaseMessage``: ``HumanMessage``, ``AIMessage``, ``SystemMessage``,
-    ``ToolMessage``, their ``...Chunk`` variants, or a ``ChatMessage`` whose role is one of
-    the known roles;
-  - an OpenAI-style dict ``{"role": "user" | "assistant" | "system" | "developer" | "tool",
-    "content": ..., "tool_calls": [...], "tool_call_id": ..., "name": ..., "id": ...}``;
-  - a LangChain-style dict ``{"type": "human" | "ai" | "system" | "tool", ...}``, e.g. a
-    ``message.model_dump()`` (``"AIMessageChunk"`` and the other chunk types included).
-
-The OpenAI form produced has the keys ``role``, ``content``, ``tool_calls`` (assistant
-messages with tool calls), ``tool_call_id`` (tool messages), ``name`` and ``id`` (when
-set), in that order. Other keys (``additional_kwargs``, ``response_metadata``, ``status``,
-``artifact``, ``refusal``, ...) are not carried over: evaluators compare what was said and
-which tools were called, not transport metadata.
-
-Rules that hold in both directions:
-
-* ``content`` is passed through as the same object: a string stays that string and a list
-  of provider content blocks (text, images, Anthropic ``thinking``/``redacted_thinking``,
-  OpenAI ``reasoning``, ``tool_use``, ...) is never flattened, filtered or rewritten. Only
-  a missing or ``None`` content (an assistant message that only calls tools) becomes
-  ``""``, because a LangChain message cannot hold ``None``. (Building a LangChain message
-  lets pydantic copy a content *list* and its block dicts shallowly; the strings inside
-  are shared, nothing is deep-copied.)
-* tool calls keep their id, name and arguments. OpenAI-shaped calls
-  (``{"id", "type": "function", "function": {"name", "arguments"}}``, arguments a JSON
-  string or already a mapping) and LangChain-shaped calls (``{"name", "args", "id"}``) are
-  both accepted. In OpenAI form ``arguments`` is always
-  ``json.dumps(args, ensure_ascii=False)`` of the parsed arguments (key order kept), so
-  the same call has the same text whichever shape it came in. As LangChain does, an
-  empty or ``None`` arguments value means a call without arguments (``{}``) and JSON
-  strings are decoded with ``strict=False`` (raw control characters inside strings are
-  tolerated).
-* malformed input raises ``MessageFormatError`` naming the message index (and for tool
-  calls the call index and tool name) and what was expected: arguments text that is not
-  JSON or not a JSON object, a tool message without ``tool_call_id``, an unknown role,
-  an ``AIMessage`` carrying ``invalid_tool_calls``, a bare string instead of a message.
-* the ``developer`` role survives a round trip: it becomes a ``SystemMessage`` marked with
-  ``additional_kwargs["__openai_role__"] = "developer"``, LangChain's own convention, and
-  such a message converts back to ``developer``. A plain ``SystemMessage`` is ``system``.
-
-Why not ``langchain_core.messages.convert_to_messages`` / ``convert_to_openai_messages``
-(checked against langchain-core 1.8):
-
-* ``convert_to_openai_messages`` rewrites content: with the default
-  ``text_format="string"`` a list of only text blocks is joined into one string; text
-  blocks lose every key but ``type``/``text`` (annotations, ids); Anthropic ``tool_use``
-  blocks are removed from the content, ``image``/``media``/Bedrock blocks become
-  ``image_url``, ``json`` blocks become text, text-less ``refusal`` blocks are dropped and
-  ``tool_result`` blocks are split out into separate tool messages. (``thinking`` and
-  ``reasoning`` blocks do pass through.) It also silently drops ``invalid_tool_calls``
-  (an ``AIMessage`` whose only call had malformed arguments comes out with no call at
-  all) and omits message ids unless asked.
-* ``convert_to_messages`` turns a bare string into a human message (so a string passed
-  where a list was expected becomes one message per character), replaces empty-list
-  content with ``""``, raises a bare ``JSONDecodeError``/``KeyError``/pydantic error for
-  malformed arguments or a missing ``tool_call_id`` with no message index, and for a dict
-  carrying OpenAI tool calls in ``additional_kwargs`` lets ``AIMessage`` silently file the
-  malformed ones under ``invalid_tool_calls``.
-* ``AIMessageChunk`` parses its ``tool_call_chunks`` with a lenient partial-JSON parser,
-  so truncated arguments text such as ``'{"q": "wea'`` silently becomes a tool call with
-  partial arguments. We re-check the chunk's raw arguments text strictly.
+LangChain's ``convert_to_messages``/``convert_to_openai_messages`` are not used: they rewrite
+or drop content blocks (joining text blocks, removing ``tool_use``, ...) and silently turn
+malformed tool calls into ``invalid_tool_calls`` or drop them, with no message index.
 """
 
 from __future__ import annotations
@@ -76,12 +27,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-import pydantic
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
-    ChatMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
@@ -92,48 +41,37 @@ from .errors import MessageFormatError
 
 __all__ = ["message_to_openai", "to_langchain_messages", "to_openai_messages"]
 
-_OPENAI_ROLES: Final[tuple[str, ...]] = ("user", "assistant", "system", "developer", "tool")
-_LANGCHAIN_TYPES: Final[tuple[str, ...]] = ("human", "ai", "system", "tool")
-
-# Both vocabularies are accepted under either key (as LangChain itself does), plus the
-# chunk type names that ``model_dump()`` of a streamed message carries.
-_ROLE_ALIASES: Final[dict[str, str]] = {
+# Both vocabularies are accepted under either key, as LangChain itself does.
+_ROLES: Final[dict[str, str]] = {
     "user": "user",
     "human": "user",
-    "HumanMessageChunk": "user",
     "assistant": "assistant",
     "ai": "assistant",
-    "AIMessageChunk": "assistant",
     "system": "system",
-    "SystemMessageChunk": "system",
     "developer": "developer",
     "tool": "tool",
-    "ToolMessageChunk": "tool",
 }
+
+# Chunk classes subclass these, so ``isinstance`` covers them too.
+_CLASS_ROLES: Final[tuple[tuple[type[BaseMessage], str], ...]] = (
+    (HumanMessage, "user"),
+    (AIMessage, "assistant"),
+    (SystemMessage, "system"),
+    (ToolMessage, "tool"),
+)
 
 # LangChain's marker for a system message that was an OpenAI ``developer`` message.
 _OPENAI_ROLE_KEY: Final = "__openai_role__"
 
 _EXCERPT_CHARS: Final = 120
-_STRING_HINT: Final = 'wrap it as {"role": "user", "content": ...}'
-_EXPECTED_LIST: Final = (
-    "expected a message list (a list or tuple of messages, a single message, "
-    'or {"messages": [...]})'
-)
-
-
-class _ToolCall(NamedTuple):
-    id: str | None
-    name: str
-    args: dict[str, Any]
 
 
 class _Message(NamedTuple):
-    """A validated message dict, independent of which style it was written in."""
+    """A validated message, whichever shape it came in."""
 
     role: str
     content: str | list[Any]
-    tool_calls: list[_ToolCall]
+    tool_calls: list[ToolCall]
     tool_call_id: str | None
     name: str | None
     id: str | None
@@ -178,13 +116,8 @@ def to_langchain_messages(messages: Any) -> list[BaseMessage]:
     """
     result: list[BaseMessage] = []
     for index, message in enumerate(_message_list(messages)):
-        if isinstance(message, BaseMessage):
-            _check_langchain_message(message, index)
-            result.append(message)
-        elif isinstance(message, Mapping):
-            result.append(_build_langchain(_parse_dict(message, index), index))
-        else:
-            raise _not_a_message(message, index)
+        parsed = _parse(message, index)
+        result.append(message if isinstance(message, BaseMessage) else _to_langchain(parsed))
     return result
 
 
@@ -196,117 +129,108 @@ def message_to_openai(message: BaseMessage | Mapping[str, Any], index: int = 0) 
         >>> message_to_openai(ToolMessage("sunny", tool_call_id="call_1"))
         {'role': 'tool', 'content': 'sunny', 'tool_call_id': 'call_1'}
     """
-    if isinstance(message, BaseMessage):
-        return _langchain_to_openai(message, index)
-    if isinstance(message, Mapping):
-        return _parsed_to_openai(_parse_dict(message, index), index)
-    raise _not_a_message(message, index)
+    return _to_openai(_parse(message, index), index)
 
 
-# --- input shapes ----------------------------------------------------------------------
+# --- reading ---------------------------------------------------------------------------
 
 
 def _message_list(messages: Any) -> Sequence[Any]:
     if isinstance(messages, (list, tuple)):
         return messages
-    if isinstance(messages, BaseMessage):
-        return [messages]
-    if isinstance(messages, Mapping):
-        # ``role`` wins over ``messages`` (a message never has a ``messages`` key), and
-        # ``messages`` over ``type`` (a graph state may well have a ``type`` field).
-        if "role" in messages:
-            return [messages]
-        if "messages" in messages:
-            inner = messages["messages"]
-            if isinstance(inner, (list, tuple)):
-                return inner
-            msg = (
-                f'state["messages"] must be a list or tuple of messages, got {type(inner).__name__}'
-            )
+    # A message never has a ``messages`` key, but a graph state may well have ``type``.
+    if isinstance(messages, Mapping) and "messages" in messages and "role" not in messages:
+        inner = messages["messages"]
+        if not isinstance(inner, (list, tuple)):
+            msg = f'state["messages"] must be a list of messages, got {type(inner).__name__}'
             raise MessageFormatError(msg)
-        if "type" in messages:
-            return [messages]
-        msg = (
-            f"{_EXPECTED_LIST}; got a dict with keys {_keys(messages)}: a message dict needs "
-            f"'role' (OpenAI style) or 'type' (LangChain style)"
-        )
-        raise MessageFormatError(msg)
-    if messages is None:
-        raise MessageFormatError(f"{_EXPECTED_LIST}, got None")
-    if isinstance(messages, (str, bytes)):
-        msg = f"{_EXPECTED_LIST}, got a bare {type(messages).__name__}; {_STRING_HINT}"
-        raise MessageFormatError(msg)
-    raise MessageFormatError(f"{_EXPECTED_LIST}, got {type(messages).__name__}")
-
-
-def _not_a_message(message: object, index: int) -> MessageFormatError:
+        return inner
+    if isinstance(messages, (BaseMessage, Mapping)):
+        return [messages]
     msg = (
-        f"messages[{index}]: expected a LangChain BaseMessage or a message dict, "
-        f"got {type(message).__name__}"
+        "expected a message list (a list or tuple of messages, a single message, or "
+        f'{{"messages": [...]}}), got {_got(messages)}'
     )
-    if isinstance(message, (str, bytes)):
-        msg += f"; {_STRING_HINT}"
-    return MessageFormatError(msg)
+    raise MessageFormatError(msg)
 
 
-# --- dict messages ---------------------------------------------------------------------
-
-
-def _parse_dict(message: Mapping[str, Any], index: int) -> _Message:
+def _parse(message: object, index: int) -> _Message:
     where = f"messages[{index}]"
-    if "role" in message:
-        key = "role"
-    elif "type" in message:
-        key = "type"
-    else:
-        msg = (
-            f"{where}: a message dict needs 'role' (OpenAI style) or 'type' (LangChain "
-            f"style); got keys {_keys(message)}"
-        )
-        if "messages" in message:
-            msg += ' (a {"messages": [...]} state goes to to_openai_messages/to_langchain_messages)'
+    if isinstance(message, Mapping):
+        return _parse_dict(message, where)
+    if not isinstance(message, BaseMessage):
+        msg = f"{where}: expected a LangChain BaseMessage or a message dict, got {_got(message)}"
         raise MessageFormatError(msg)
-    raw_role = message[key]
-    role = _ROLE_ALIASES.get(raw_role) if isinstance(raw_role, str) else None
+    role = next((role for cls, role in _CLASS_ROLES if isinstance(message, cls)), None)
     if role is None:
         msg = (
-            f"{where}: unknown {key} {raw_role!r}; expected one of the roles "
-            f"{', '.join(map(repr, _OPENAI_ROLES))} or the LangChain types "
-            f"{', '.join(map(repr, _LANGCHAIN_TYPES))}"
+            f"{where}: unsupported message class {type(message).__name__}; expected "
+            "HumanMessage, AIMessage, SystemMessage or ToolMessage (or their chunks)"
         )
         raise MessageFormatError(msg)
+    # A message's fields are the keys of its ``model_dump()``, which the dict reader reads;
+    # only the role comes from the class. ``vars`` shares the values, copying nothing.
+    fields = {**vars(message), "role": role}
+    if isinstance(message, AIMessageChunk):
+        # A chunk derives ``tool_calls`` with a partial-JSON parser that turns truncated
+        # text such as '{"q": "wea' into partial arguments; read the raw text strictly.
+        fields["tool_calls"] = message.tool_call_chunks
+    return _parse_dict(fields, where)
 
-    if role == "system":
-        # A ``model_dump()`` of a developer SystemMessage keeps LangChain's marker.
-        extra = message.get("additional_kwargs")
-        if isinstance(extra, Mapping) and extra.get(_OPENAI_ROLE_KEY) == "developer":
-            role = "developer"
 
-    content = message.get("content")
-    if content is None:
-        content = ""
+def _parse_dict(message: Mapping[str, Any], where: str) -> _Message:
+    key = "role" if "role" in message else "type"
+    if key not in message:
+        msg = (
+            f"{where}: a message dict needs 'role' (OpenAI style) or 'type' (LangChain "
+            f"style); got keys {list(message)}"
+        )
+        raise MessageFormatError(msg)
+    raw_role = message[key]
+    role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
+    if role is None:
+        msg = f"{where}: unknown {key} {raw_role!r}; expected one of {', '.join(map(repr, _ROLES))}"
+        raise MessageFormatError(msg)
+    extra = message.get("additional_kwargs")
+    if (
+        role == "system"
+        and isinstance(extra, Mapping)
+        and extra.get(_OPENAI_ROLE_KEY) == "developer"
+    ):
+        role = "developer"
+
+    content = "" if message.get("content") is None else message["content"]
     _check_content(content, where)
 
-    raw_calls = message.get("tool_calls")
-    tool_calls: list[_ToolCall] = []
-    if raw_calls:
-        if role != "assistant":
-            msg = f"{where}: only assistant messages can have tool_calls, not {raw_role!r}"
-            raise MessageFormatError(msg)
-        if not isinstance(raw_calls, (list, tuple)):
-            msg = f"{where}: tool_calls must be a list, got {type(raw_calls).__name__}"
-            raise MessageFormatError(msg)
-        tool_calls = [_parse_tool_call(call, where, j) for j, call in enumerate(raw_calls)]
-    # A ``model_dump()`` of an AIMessage records unparseable calls here.
+    raw_calls = message.get("tool_calls") or []
+    if raw_calls and role != "assistant":
+        msg = f"{where}: only assistant messages can have tool_calls, not {raw_role!r}"
+        raise MessageFormatError(msg)
+    if not isinstance(raw_calls, (list, tuple)):
+        msg = f"{where}: tool_calls must be a list, got {type(raw_calls).__name__}"
+        raise MessageFormatError(msg)
+    tool_calls = [
+        _parse_tool_call(call, f"{where}: tool_calls[{j}]") for j, call in enumerate(raw_calls)
+    ]
+
+    # An AIMessage (or its ``model_dump()``) files the calls it could not parse here.
     invalid = message.get("invalid_tool_calls")
     if invalid:
+        at = f"{where}: invalid_tool_calls[0]"
         first = invalid[0] if isinstance(invalid, (list, tuple)) else invalid
-        raise _invalid_tool_call_error(first, where)
+        _parse_tool_call(first, at)  # raises naming the bad arguments or name, the usual cause
+        msg = f"{at} (tool {first['name']!r}): LangChain could not parse this tool call"
+        raise MessageFormatError(f"{msg} ({first.get('error')})")
 
-    # Only a tool message answers a call; elsewhere a stray tool_call_id means nothing.
-    tool_call_id = (
-        _check_tool_call_id(message.get("tool_call_id"), where) if role == "tool" else None
-    )
+    tool_call_id = None
+    if role == "tool":  # elsewhere a stray tool_call_id answers nothing, so it is dropped
+        tool_call_id = message.get("tool_call_id")
+        if not isinstance(tool_call_id, str) or not tool_call_id:
+            msg = (
+                f"{where}: a tool message needs a non-empty string 'tool_call_id' (the id "
+                f"of the tool call it answers), got {tool_call_id!r}"
+            )
+            raise MessageFormatError(msg)
 
     return _Message(
         role=role,
@@ -318,42 +242,30 @@ def _parse_dict(message: Mapping[str, Any], index: int) -> _Message:
     )
 
 
-def _parse_tool_call(call: Any, where: str, j: int) -> _ToolCall:
-    at = f"{where}: tool_calls[{j}]"
+def _parse_tool_call(call: Any, at: str) -> ToolCall:
     if not isinstance(call, Mapping):
-        msg = (
-            f"{at}: expected a tool call dict (OpenAI {{'id', 'type': 'function', "
-            f"'function': {{'name', 'arguments'}}}} or LangChain {{'name', 'args', 'id'}}), "
-            f"got {type(call).__name__}"
-        )
+        msg = f"{at}: expected a tool call dict, got {type(call).__name__}"
         raise MessageFormatError(msg)
-    if "function" in call:
-        function = call["function"]
-        if not isinstance(function, Mapping):
-            msg = (
-                f"{at}: 'function' must be a dict with 'name' and 'arguments', "
-                f"got {type(function).__name__}"
-            )
-            raise MessageFormatError(msg)
-        name, raw_args, source = function.get("name"), function.get("arguments"), function
-    else:
-        name, raw_args, source = call.get("name"), call.get("args"), call
+    # OpenAI nests name and arguments under ``function``; LangChain keeps them flat.
+    source = call.get("function", call)
+    if not isinstance(source, Mapping):
+        msg = f"{at}: 'function' must be a dict, got {type(source).__name__}"
+        raise MessageFormatError(msg)
+    name = source.get("name")
     if not isinstance(name, str) or not name:
-        msg = f"{at}: a tool call needs a non-empty string 'name'; got keys {_keys(source)}"
+        msg = f"{at}: a tool call needs a non-empty string 'name'; got keys {list(source)}"
         raise MessageFormatError(msg)
     at = f"{at} (tool {name!r})"
+    raw = source.get("arguments") if "function" in call else source.get("args")
     call_id = _optional_str(call.get("id"), at, "id")
-    return _ToolCall(call_id, name, _parse_arguments(raw_args, at))
+    return ToolCall(name=name, args=_parse_arguments(raw, at), id=call_id, type="tool_call")
 
 
 def _parse_arguments(raw: Any, at: str) -> dict[str, Any]:
-    # ``None``/``""`` mean "no arguments", as in LangChain's own OpenAI tool-call parser.
     if raw is None or raw == "":
         return {}
-    if isinstance(raw, dict):
-        return raw
     if isinstance(raw, Mapping):
-        return dict(raw)
+        return raw if isinstance(raw, dict) else dict(raw)
     if not isinstance(raw, str):
         msg = f"{at}: arguments must be a JSON object string or a dict, got {type(raw).__name__}"
         raise MessageFormatError(msg)
@@ -367,213 +279,79 @@ def _parse_arguments(raw: Any, at: str) -> dict[str, Any]:
         )
         raise MessageFormatError(msg) from None
     if not isinstance(parsed, dict):
-        msg = (
-            f"{at}: arguments must be a JSON object, got a JSON {_json_kind(parsed)}: "
-            f"{_excerpt(raw)}"
-        )
-        raise MessageFormatError(msg)
+        raise MessageFormatError(f"{at}: arguments must be a JSON object, got {_excerpt(raw)}")
     return parsed
 
 
-def _parsed_to_openai(message: _Message, index: int) -> dict[str, Any]:
-    result: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        result["tool_calls"] = [
-            _openai_tool_call(call.id, call.name, call.args, f"messages[{index}]: tool_calls[{j}]")
-            for j, call in enumerate(message.tool_calls)
-        ]
-    if message.tool_call_id is not None:
-        result["tool_call_id"] = message.tool_call_id
-    if message.name is not None:
-        result["name"] = message.name
-    if message.id is not None:
-        result["id"] = message.id
-    return result
-
-
-def _build_langchain(message: _Message, index: int) -> BaseMessage:
-    kwargs: dict[str, Any] = {}
-    if message.name is not None:
-        kwargs["name"] = message.name
-    if message.id is not None:
-        kwargs["id"] = message.id
-    role = message.role
-    try:
-        if role == "user":
-            return HumanMessage(content=message.content, **kwargs)
-        if role == "assistant":
-            tool_calls = [
-                ToolCall(name=call.name, args=call.args, id=call.id, type="tool_call")
-                for call in message.tool_calls
-            ]
-            return AIMessage(content=message.content, tool_calls=tool_calls, **kwargs)
-        if role == "developer":
-            kwargs["additional_kwargs"] = {_OPENAI_ROLE_KEY: "developer"}
-            return SystemMessage(content=message.content, **kwargs)
-        if role == "system":
-            return SystemMessage(content=message.content, **kwargs)
-        return ToolMessage(content=message.content, tool_call_id=message.tool_call_id, **kwargs)
-    except pydantic.ValidationError as error:
-        # Our own checks should have caught everything; keep the index if they did not.
-        msg = f"messages[{index}]: cannot build a LangChain {role} message: {error}"
-        raise MessageFormatError(msg) from error
-
-
-# --- LangChain messages ----------------------------------------------------------------
-
-
-def _check_langchain_message(message: BaseMessage, index: int) -> str:
-    """Validate a ``BaseMessage`` and return its OpenAI role."""
-    where = f"messages[{index}]"
-    if isinstance(message, AIMessage):
-        if message.invalid_tool_calls:
-            raise _invalid_tool_call_error(message.invalid_tool_calls[0], where)
-        if isinstance(message, AIMessageChunk):
-            _check_tool_call_chunks(message, where)
-        for j, call in enumerate(message.tool_calls):
-            if not call["name"]:
-                msg = f"{where}: tool_calls[{j}] has an empty tool name"
-                raise MessageFormatError(msg)
-        return "assistant"
-    if isinstance(message, HumanMessage):
-        return "user"
-    if isinstance(message, SystemMessage):
-        # LangChain's marker for a message that was an OpenAI ``developer`` message.
-        return (
-            "developer"
-            if message.additional_kwargs.get(_OPENAI_ROLE_KEY) == "developer"
-            else "system"
-        )
-    if isinstance(message, ToolMessage):
-        _check_tool_call_id(message.tool_call_id, where)
-        return "tool"
-    if isinstance(message, ChatMessage):
-        role = _ROLE_ALIASES.get(message.role)
-        # A ChatMessage has no tool_call_id or tool_calls, so only plain roles fit.
-        if role in ("user", "system", "developer", "assistant"):
-            return role
+def _check_content(content: Any, where: str) -> None:
+    if not isinstance(content, (str, list)):
         msg = (
-            f"{where}: ChatMessage role {message.role!r} is not supported; expected one of "
-            "'user', 'assistant', 'system', 'developer' (use ToolMessage for tool results)"
+            f"{where}: content must be a string or a list of content blocks, "
+            f"got {type(content).__name__}"
         )
         raise MessageFormatError(msg)
-    msg = (
-        f"{where}: unsupported message class {type(message).__name__}; expected "
-        "HumanMessage, AIMessage, SystemMessage, ToolMessage (or their chunks) or ChatMessage"
-    )
-    raise MessageFormatError(msg)
-
-
-def _check_tool_call_chunks(message: AIMessageChunk, where: str) -> None:
-    # ``AIMessageChunk`` derives ``tool_calls`` from these with a partial-JSON parser that
-    # turns truncated text into partial arguments; insist on the full text being JSON.
-    for j, chunk in enumerate(message.tool_call_chunks):
-        raw = chunk["args"]
-        if raw:
-            _parse_arguments(raw, f"{where}: tool_calls[{j}] (tool {chunk['name']!r})")
-
-
-def _langchain_to_openai(message: BaseMessage, index: int) -> dict[str, Any]:
-    role = _check_langchain_message(message, index)
-    result: dict[str, Any] = {"role": role, "content": message.content}
-    if isinstance(message, AIMessage) and message.tool_calls:
-        where = f"messages[{index}]: "
-        result["tool_calls"] = [
-            _openai_tool_call(call["id"], call["name"], call["args"], f"{where}tool_calls[{j}]")
-            for j, call in enumerate(message.tool_calls)
-        ]
-    if isinstance(message, ToolMessage):
-        result["tool_call_id"] = message.tool_call_id
-    if message.name is not None:
-        result["name"] = message.name
-    if message.id is not None:
-        result["id"] = message.id
-    return result
-
-
-def _openai_tool_call(
-    call_id: str | None, name: str, args: dict[str, Any], at: str
-) -> dict[str, Any]:
-    try:
-        arguments = json.dumps(args, ensure_ascii=False)
-    except (TypeError, ValueError) as error:
-        msg = f"{at} (tool {name!r}): arguments are not JSON-serialisable: {error}"
-        raise MessageFormatError(msg) from error
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-# --- helpers ---------------------------------------------------------------------------
-
-
-def _invalid_tool_call_error(call: Any, where: str) -> MessageFormatError:
-    if isinstance(call, Mapping):
-        name, args, error = call.get("name"), call.get("args"), call.get("error")
-    else:
-        name, args, error = None, call, None
-    msg = (
-        f"{where}: invalid_tool_calls[0] (tool {name!r}): the tool call's arguments could "
-        f"not be parsed as a JSON object"
-    )
-    if error:
-        msg += f" ({error})"
-    if isinstance(args, str):
-        msg += f": {_excerpt(args)}"
-    return MessageFormatError(msg)
-
-
-def _check_content(content: Any, where: str) -> None:
-    if isinstance(content, str):
-        return
-    if isinstance(content, list):
-        for k, block in enumerate(content):
-            if not isinstance(block, (str, Mapping)):
-                msg = (
-                    f"{where}: content[{k}] must be a string or a content block dict, "
-                    f"got {type(block).__name__}"
-                )
-                raise MessageFormatError(msg)
-        return
-    msg = (
-        f"{where}: content must be a string or a list of content blocks, "
-        f"got {type(content).__name__}"
-    )
-    raise MessageFormatError(msg)
-
-
-def _check_tool_call_id(value: Any, where: str) -> str:
-    if isinstance(value, str) and value:
-        return value
-    msg = (
-        f"{where}: a tool message needs a non-empty string 'tool_call_id' (the id of the "
-        f"tool call it answers), got {value!r}"
-    )
-    raise MessageFormatError(msg)
+    for k, block in enumerate(content if isinstance(content, list) else ()):
+        if not isinstance(block, (str, Mapping)):
+            msg = (
+                f"{where}: content[{k}] must be a string or a content block dict, "
+                f"got {type(block).__name__}"
+            )
+            raise MessageFormatError(msg)
 
 
 def _optional_str(value: Any, where: str, key: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    msg = f"{where}: {key!r} must be a string, got {type(value).__name__}"
-    raise MessageFormatError(msg)
+    raise MessageFormatError(f"{where}: {key!r} must be a string, got {type(value).__name__}")
 
 
-def _keys(mapping: Mapping[Any, Any]) -> list[str]:
-    return sorted(str(k) for k in mapping)
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if value is None:
-        return "null"
-    return "number"
+def _got(value: object) -> str:
+    if isinstance(value, (str, bytes)):
+        return f'a bare {type(value).__name__}; wrap it as {{"role": "user", "content": ...}}'
+    return "None" if value is None else type(value).__name__
 
 
 def _excerpt(text: str) -> str:
     if len(text) <= _EXCERPT_CHARS:
         return repr(text)
     return f"{text[:_EXCERPT_CHARS]!r}... ({len(text)} chars)"
+
+
+# --- writing ---------------------------------------------------------------------------
+
+
+def _to_openai(message: _Message, index: int) -> dict[str, Any]:
+    result: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        result["tool_calls"] = [
+            _openai_tool_call(call, f"messages[{index}]: tool_calls[{j}]")
+            for j, call in enumerate(message.tool_calls)
+        ]
+    for key in ("tool_call_id", "name", "id"):
+        if getattr(message, key) is not None:
+            result[key] = getattr(message, key)
+    return result
+
+
+def _openai_tool_call(call: ToolCall, at: str) -> dict[str, Any]:
+    try:
+        arguments = json.dumps(call["args"], ensure_ascii=False)
+    except (TypeError, ValueError) as error:
+        msg = f"{at} (tool {call['name']!r}): arguments are not JSON-serialisable: {error}"
+        raise MessageFormatError(msg) from error
+    function = {"name": call["name"], "arguments": arguments}
+    return {"id": call["id"], "type": "function", "function": function}
+
+
+def _to_langchain(message: _Message) -> BaseMessage:
+    # Everything LangChain's constructors validate has been checked while reading.
+    common: dict[str, Any] = {"content": message.content, "name": message.name, "id": message.id}
+    if message.role == "user":
+        return HumanMessage(**common)
+    if message.role == "assistant":
+        return AIMessage(**common, tool_calls=message.tool_calls)
+    if message.role == "developer":
+        return SystemMessage(**common, additional_kwargs={_OPENAI_ROLE_KEY: "developer"})
+    if message.role == "system":
+        return SystemMessage(**common)
+    return ToolMessage(**common, tool_call_id=message.tool_call_id)

@@ -6,12 +6,14 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from .errors import EvaluatorInputError
+from .errors import EvaluatorInputError, EvaluatorUsageError
 
 _FIELDS = ("inputs", "outputs", "reference_outputs", "variables", "attachments")
 _CALL_FIELDS = ("inputs", "outputs", "reference_outputs", "attachments")
+# Scoring functions receive fields and variables by name, and "request" is the request itself.
+_RESERVED = frozenset({*_FIELDS, "request"})
 
 
 class EvalRequest(BaseModel):
@@ -36,6 +38,12 @@ class EvalRequest(BaseModel):
     reference_outputs: Any = None
     variables: dict[str, Any] = {}
     attachments: list[Any] = []
+
+    @field_validator("variables")
+    @classmethod
+    def _no_shadowing(cls, variables: dict[str, Any]) -> dict[str, Any]:
+        _check_variable_names(variables)
+        return variables
 
     def require(self, *fields: str, evaluator: str) -> tuple[Any, ...]:
         """The values of ``fields``, or an ``EvaluatorInputError`` naming those that are None.
@@ -81,8 +89,18 @@ class EvalRequest(BaseModel):
         fields = {name: data.pop(name) for name in _CALL_FIELDS if name in data}
         for name in data:
             _reject_near_miss(name)
+        _check_variable_names(nested)
         fields["attachments"] = _as_attachment_list(fields.get("attachments"))
         return cls(**fields, variables={**nested, **data})
+
+
+def _check_variable_names(variables: Mapping[str, Any]) -> None:
+    shadowing = sorted(set(variables) & _RESERVED)
+    if shadowing:
+        raise EvaluatorInputError(
+            f"variables may not be named {', '.join(map(repr, shadowing))}: those names are "
+            "the request's own fields; pass them as fields"
+        )
 
 
 def _as_attachment_list(attachments: Any) -> list[Any]:
@@ -90,6 +108,9 @@ def _as_attachment_list(attachments: Any) -> list[Any]:
         return []
     if isinstance(attachments, (list, tuple)):
         return list(attachments)
+    if isinstance(attachments, Mapping) and not attachments.keys() & {"type", "mime_type"}:
+        # LangSmith hands evaluators a mapping of attachment name to attachment.
+        return list(attachments.values())
     return [attachments]
 
 
@@ -106,12 +127,16 @@ _ALIASES = {
 def _reject_near_miss(name: str) -> None:
     if not isinstance(name, str):
         raise EvaluatorInputError(f"variable names must be strings, got {name!r}")
+    if name == "request":
+        raise EvaluatorInputError(
+            "'request' is reserved for the whole EvalRequest; name the variable otherwise"
+        )
     suggestion = _ALIASES.get(name)
     if suggestion is None:
         close = difflib.get_close_matches(name, _FIELDS, n=1, cutoff=0.75)
         suggestion = close[0] if close else None
     if suggestion is not None:
-        raise TypeError(
+        raise EvaluatorUsageError(
             f"unexpected keyword argument {name!r}; did you mean {suggestion!r}? "
             "(evaluators take inputs=, outputs=, reference_outputs=, attachments= and named "
             "variables)"

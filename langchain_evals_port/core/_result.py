@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
 
-from .errors import FAILURE_CODES, FailureCode
+from .errors import FAILURE_CODES, EvaluatorUsageError, FailureCode
 
 Outcome = Literal["verdict", "inconclusive", "failed"]
 """``verdict``: scored. ``inconclusive``: ran, reached no verdict. ``failed``: an error."""
@@ -133,6 +133,16 @@ class Score:
     comment: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     inconclusive: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.inconclusive is None and self.value is None:
+            raise EvaluatorUsageError(
+                "Score(None) has no verdict; use Score.unscored(reason) to say why"
+            )
+        if self.inconclusive is not None and self.value is not None:
+            raise EvaluatorUsageError(
+                f"an unscored Score carries no value, got {self.value!r}; drop one of the two"
+            )
 
     @classmethod
     def unscored(cls, reason: str, **metadata: Any) -> Score:

@@ -1,9 +1,11 @@
 """The exceptions this package raises.
 
-Two kinds matter to a caller:
+Three kinds matter to a caller:
 
 * ``EvaluatorInputError`` — the caller passed something wrong (a missing field, a value
   that cannot be compared, a malformed tool call). Always raised at the call, never recorded.
+* ``EvaluatorUsageError`` — the evaluator was called or written wrongly (a misspelt keyword,
+  a scoring function that returned no score). Always raised, never recorded.
 * ``EvaluationFailure`` — the evaluator's own machinery failed (judge, sandbox, tool). With
   ``on_error="record"`` it becomes an ``EvaluatorResult`` whose outcome is ``failed`` and
   whose ``error_code`` is the exception's ``code``; with ``on_error="raise"`` it propagates.
@@ -32,6 +34,12 @@ class EvalsError(Exception):
 
 class EvaluatorInputError(EvalsError, ValueError):
     """The caller's input cannot be evaluated: a required field is missing or malformed."""
+
+
+class EvaluatorUsageError(EvalsError, TypeError):
+    """An evaluator was called or written wrongly: a misspelt keyword, a scoring function
+    returning something that is not a score, an async evaluator called synchronously inside
+    a running event loop."""
 
 
 class MessageFormatError(EvaluatorInputError):

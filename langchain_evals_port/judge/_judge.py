@@ -97,6 +97,7 @@ class LLMJudge(Evaluator):
     _validate: Validator = PrivateAttr()
     _custom: bool = PrivateAttr(default=False)
     _prompted_models: set[int] = PrivateAttr(default_factory=set)
+    _resolved: Any = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
         """Check the configuration and build the output schema once."""
@@ -182,7 +183,11 @@ class LLMJudge(Evaluator):
         return (await run_async(conversation, ensure_config())).parsed
 
     def _conversation(self, request: EvalRequest) -> tuple[Conversation, Any]:
-        model = resolve_judge(self.model)
+        # A "provider:model" string is resolved once, so the model (and what auto mode
+        # learnt about it) is the same object on every evaluation.
+        if self._resolved is None or self.model is None:
+            self._resolved = resolve_judge(self.model)
+        model = self._resolved
         entry = getattr(self.prompt, "entry", None)
         messages = build_messages(
             self.prompt,

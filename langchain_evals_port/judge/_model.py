@@ -10,6 +10,7 @@ environment variable (a ``"provider:model"`` string), read when the judge first 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -90,18 +91,38 @@ def native_method(model: Runnable[Any, Any]) -> str | None:
 def with_structured_output(
     model: Runnable[Any, Any], schema: Any, method: str | None
 ) -> Runnable[Any, Any]:
-    """``model.with_structured_output(schema, include_raw=True)``, also through wrappers
-    such as ``with_retry`` that do not forward it (the wrapper is kept around the result)."""
+    """``model.with_structured_output(schema, include_raw=True)``, keeping what wrappers add.
+
+    A ``RunnableBinding`` forwards ``with_structured_output`` to the bare model, which would
+    silently drop ``.bind(...)`` arguments, and ``with_retry`` does not forward it at all. So
+    wrappers are peeled off, bound arguments become the model's own settings, and the
+    wrapper (its config, its retry policy) is put back around the structured runnable.
+    Bound arguments that are not settings of the model cannot be kept, which is reported
+    as ``NotImplementedError`` (so ``auto`` mode falls back to a prompted schema).
+    """
+    if isinstance(model, RunnableBindingBase):
+        inner = model.bound
+        if model.kwargs:
+            inner = _with_settings(inner, model.kwargs)
+        structured = with_structured_output(inner, schema, method)
+        return model.model_copy(update={"bound": structured, "kwargs": {}})
+    if not isinstance(model, BaseChatModel):
+        raise NotImplementedError(f"{type(model).__name__} has no with_structured_output")
     kwargs: dict[str, Any] = {"include_raw": True}
     if method is not None:
         kwargs["method"] = method
-    direct = getattr(model, "with_structured_output", None)
-    if direct is not None:
-        return direct(schema, **kwargs)  # type: ignore[no-any-return]
+    return model.with_structured_output(schema, **kwargs)
+
+
+def _with_settings(model: Runnable[Any, Any], settings: Mapping[str, Any]) -> Runnable[Any, Any]:
     if isinstance(model, RunnableBindingBase):
-        inner = with_structured_output(model.bound, schema, method)
-        return model.model_copy(update={"bound": inner})
-    raise NotImplementedError(f"{type(model).__name__} has no with_structured_output")
+        return model.model_copy(update={"kwargs": {**model.kwargs, **settings}})
+    if isinstance(model, BaseChatModel) and settings.keys() <= type(model).model_fields.keys():
+        return model.model_copy(update=settings)
+    raise NotImplementedError(
+        f"bound arguments {sorted(settings)} are not settings of {type(model).__name__}, so "
+        "they cannot be kept with native structured output"
+    )
 
 
 def _checked(model: Any) -> str | Runnable[Any, Any]:
@@ -121,4 +142,7 @@ def _init_chat_model(spec: str) -> BaseChatModel:
             f"resolving the judge model {spec!r} from a string needs the 'langchain' package: "
             "pip install 'langchain-evals-port[langchain]' (or pass a chat model instance)"
         ) from error
-    return init_chat_model(spec)
+    try:
+        return init_chat_model(spec)
+    except ValueError as error:
+        raise EvaluatorInputError(f"cannot resolve the judge model {spec!r}: {error}") from error

@@ -233,12 +233,22 @@ def _object_end(text: str, start: int) -> int | None:
     return None
 
 
+_SCHEMA_PARAMETERS = ("response_format", "tools", "tool_choice", "functions")
+
+
 def _rejects_schema(error: BaseException) -> bool:
-    # A 400/422 is the provider refusing the request as formed, i.e. the schema; 429s,
-    # 5xx, timeouts and connection errors say nothing about the schema and must propagate.
+    # A 400/422 is the provider refusing the request as formed; when the provider names the
+    # offending parameter (OpenAI does), only the structured-output ones count, so a context
+    # too long or a bad image is not mistaken for a rejected schema. 429s, 5xx, timeouts and
+    # connection errors say nothing about the schema and must propagate.
     if isinstance(error, NotImplementedError):
         return True
-    return getattr(error, "status_code", None) in (400, 422)
+    if getattr(error, "status_code", None) not in (400, 422):
+        return False
+    parameter = getattr(error, "param", None)
+    return (
+        not parameter or not isinstance(parameter, str) or parameter.startswith(_SCHEMA_PARAMETERS)
+    )
 
 
 def _with_schema_instructions(
@@ -274,6 +284,10 @@ def _raw_text(message: Any, parsed: Any) -> str:
             return text
         if isinstance(message, AIMessage) and message.tool_calls:
             return json.dumps(message.tool_calls[0]["args"], ensure_ascii=False)
+        refusal = message.additional_kwargs.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            # OpenAI puts a structured-output refusal beside the (empty) content.
+            return refusal
     return "" if parsed is None else json.dumps(parsed, ensure_ascii=False, default=str)
 
 

@@ -11,7 +11,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import Field, PrivateAttr, SkipValidation, field_validator
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score, canonical_text
-from langchain_evals_port.core.errors import EvaluationFailure
+from langchain_evals_port.core.errors import EvaluationFailure, EvaluatorInputError
 
 
 class EmbeddingSimilarity(Evaluator):
@@ -62,7 +62,7 @@ class EmbeddingSimilarity(Evaluator):
 
     def _texts(self, request: EvalRequest) -> list[str]:
         outputs, reference = request.require(
-            "outputs", "reference_outputs", evaluator="embedding_similarity"
+            "outputs", "reference_outputs", evaluator=self.get_name()
         )
         return [
             canonical_text(outputs, name="outputs"),
@@ -115,4 +115,9 @@ def _init_embeddings(model: str) -> Embeddings:
             "package: pip install 'langchain-evals-port[langchain]' (or pass an Embeddings "
             "instance)"
         ) from error
-    return init_embeddings(model)
+    try:
+        return init_embeddings(model)
+    except ValueError as error:
+        raise EvaluatorInputError(
+            f"cannot resolve the embeddings model {model!r}: {error}"
+        ) from error

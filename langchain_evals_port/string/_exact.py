@@ -25,7 +25,7 @@ class ExactMatch(Evaluator):
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> bool:
         outputs, reference = request.require(
-            "outputs", "reference_outputs", evaluator="exact_match"
+            "outputs", "reference_outputs", evaluator=self.get_name()
         )
         return canonical_equal(outputs, reference, names=("outputs", "reference_outputs"))
 

@@ -28,7 +28,7 @@ class LevenshteinDistance(Evaluator):
         from rapidfuzz.distance import Levenshtein
 
         outputs, reference = request.require(
-            "outputs", "reference_outputs", evaluator="levenshtein_distance"
+            "outputs", "reference_outputs", evaluator=self.get_name()
         )
         return float(
             Levenshtein.normalized_similarity(

@@ -89,6 +89,60 @@ def test_the_text_is_compact_sorted_and_keeps_non_ascii():
     assert canonical_json({"b": "é", "a": [1.0, None]}) == '{"a":[1,null],"b":"é"}'
 
 
+def test_a_message_equals_its_openai_dict_and_ids_are_ignored():
+    from langchain_evals_port import to_openai_messages
+
+    message = AIMessage(
+        content="", id="run-1", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "c1"}]
+    )
+    as_dict = to_openai_messages([message])[0]
+    assert canonical_equal(message, as_dict)
+    assert canonical_equal([message], {"messages": None} and [as_dict])
+    assert canonical_equal({"messages": [message]}, {"messages": [as_dict]})
+    other_ids = AIMessage(
+        content="", id="run-2", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "c9"}]
+    )
+    assert canonical_equal(message, other_ids)
+    assert not canonical_equal(
+        message,
+        AIMessage(content="", tool_calls=[{"name": "search", "args": {"q": "y"}, "id": "c1"}]),
+    )
+
+
+def test_dicts_that_only_look_like_messages_stay_dicts():
+    assert not canonical_equal({"role": "admin", "name": "x"}, {"role": "admin"})
+    assert canonical_json({"role": "admin", "level": 3}) == '{"level":3,"role":"admin"}'
+
+
+def test_a_malformed_message_is_reported_where_it_sits():
+    from langchain_evals_port import MessageFormatError
+
+    bad = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{oops"}}
+        ],
+    }
+    with pytest.raises(MessageFormatError, match=r"outputs\[2\] is not a valid message"):
+        canonical_json(
+            [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}, bad],
+            name="outputs",
+        )
+
+
+def test_keys_that_collide_in_json_are_an_error():
+    with pytest.raises(CanonicalizationError, match="same key in JSON"):
+        canonical_json({1: "a", "1": "b"})
+
+
+def test_sets_inside_pydantic_models_are_unordered():
+    class Tags(BaseModel):
+        tags: set[str]
+
+    assert canonical_equal(Tags(tags={"b", "a"}), {"tags": ["a", "b"]})
+
+
 def test_messages_compare_without_their_ids_and_with_parsed_tool_arguments():
     left = AIMessage(
         content="",

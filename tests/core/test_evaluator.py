@@ -14,13 +14,13 @@ from langchain_evals_port import (
     Evaluator,
     EvaluatorInputError,
     EvaluatorResult,
+    EvaluatorUsageError,
     ExactMatch,
-    RecordingTracer,
     Score,
     eval_scope,
     evaluator,
 )
-from langchain_evals_port.testing import ScriptedChatModel
+from langchain_evals_port.testing import RecordingTracer, ScriptedChatModel
 
 
 class ProviderDown(Exception):
@@ -216,8 +216,58 @@ async def test_async_functions_run_on_the_event_loop():
 
     assert (await slow.ainvoke({"outputs": "ok"})).score is True
     assert loop_threads == [threading.get_ident()]
-    with pytest.raises(RuntimeError, match="running event loop"):
+    with pytest.raises(EvaluatorUsageError, match="running event loop"):
         slow.invoke({"outputs": "ok"})
+
+
+async def test_async_callable_objects_and_wrapped_async_functions():
+    class Judge:
+        async def __call__(self, *, outputs):
+            return outputs == "ok"
+
+    def decorate(fn):
+        def wrapper(**kwargs):
+            return fn(**kwargs)
+
+        return wrapper
+
+    async def check(*, outputs, **_):
+        return outputs == "ok"
+
+    for fn in (Judge(), decorate(check)):
+        ev = Evaluator.from_function("r", "k", fn)
+        assert (await ev.ainvoke({"outputs": "ok"})).score is True
+        assert (await ev.abatch([{"outputs": "ok"}, {"outputs": "no"}]))[1].score is False
+
+
+def test_wrapped_async_functions_work_synchronously():
+    async def check(*, outputs, **_):
+        return outputs == "ok"
+
+    ev = Evaluator.from_function("r", "k", lambda **kwargs: check(**kwargs))
+    assert ev(outputs="ok")["score"] is True
+
+
+def test_numbers_of_any_real_type_are_scores():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    for value in (Decimal("0.25"), Fraction(1, 4)):
+        assert (
+            Evaluator.from_function("r", "k", lambda *, outputs, v=value: v)(outputs="x")["score"]
+            == 0.25
+        )
+
+
+def test_nested_runnables_see_the_config_without_callbacks():
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.runnables.config import ensure_config
+
+    seen = []
+    inner = RunnableLambda(lambda x: seen.append(ensure_config().get("configurable")) or x)
+    ev = Evaluator.from_function("r", "k", lambda *, outputs: inner.invoke(outputs) == "x")
+    ev.invoke({"outputs": "x"}, config={"configurable": {"judge": 42}})
+    assert seen == [{"judge": 42}]
 
 
 def test_async_functions_also_work_synchronously_outside_a_loop():
@@ -269,9 +319,31 @@ def test_record_turns_failures_into_failed_results_with_a_code(error, code):
     assert result.score is None
 
 
-def test_raise_is_the_default_and_keeps_the_exception_type():
+def test_raise_is_the_default_and_raises_a_typed_failure_with_the_cause():
     ev = Evaluator.from_function("r", "k", _raising(TimeoutError("late")))
-    with pytest.raises(TimeoutError, match="late"):
+    with pytest.raises(
+        EvaluationFailure, match="evaluator 'r' failed: TimeoutError: late"
+    ) as raised:
+        ev(outputs="x")
+    assert raised.value.code == "timeout"
+    assert isinstance(raised.value.__cause__, TimeoutError)
+
+
+def test_our_own_failures_are_raised_unwrapped():
+    failure = EvaluationFailure("sandbox crashed", code="sandbox_error")
+    with pytest.raises(EvaluationFailure) as raised:
+        Evaluator.from_function("r", "k", _raising(failure))(outputs="x")
+    assert raised.value is failure
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [None, "yes", {}, [], {"k": []}],
+    ids=["none", "str", "empty-dict", "empty-list", "empty-key"],
+)
+def test_usage_errors_are_raised_even_when_recording(returned):
+    ev = Evaluator.from_function("r", "k", lambda *, outputs: returned, on_error="record")
+    with pytest.raises(EvaluatorUsageError):
         ev(outputs="x")
 
 
@@ -307,6 +379,32 @@ def test_configured_tracer_beats_the_ambient_one():
     assert len(ambient.events) == 2
     ExactMatch()(outputs=1, reference_outputs=1)
     assert len(ambient.events) == 2
+
+
+def test_a_configured_tracer_wins_even_when_it_is_falsy():
+    class EmptyFirst(RecordingTracer):
+        def __len__(self):
+            return len(self.events)
+
+    mine, ambient = EmptyFirst(), RecordingTracer()
+    with eval_scope(ambient):
+        ExactMatch(tracer=mine)(outputs=1, reference_outputs=1)
+    assert len(mine.events) == 2
+    assert ambient.events == []
+
+
+def test_a_broken_tracer_does_not_change_the_outcome(caplog):
+    class Broken(RecordingTracer):
+        def on_result(self, evaluator, result):
+            raise RuntimeError("tracer down")
+
+    assert ExactMatch(tracer=Broken())(outputs=1, reference_outputs=1)["score"] is True
+    assert "tracer" in caplog.text
+
+
+def test_a_tracer_must_be_a_tracer():
+    with pytest.raises(ValueError, match="on_start, on_result and on_error"):
+        ExactMatch(tracer="stdout")
 
 
 def test_ambient_scope_reaches_batch_threads():

@@ -86,8 +86,6 @@ def test_empty_list() -> None:
         ("human", "user"),
         ("ai", "assistant"),
         ("system", "system"),
-        ("AIMessageChunk", "assistant"),
-        ("HumanMessageChunk", "user"),
     ],
 )
 def test_langchain_type_names(type_: str, role: str) -> None:
@@ -167,6 +165,22 @@ def test_ai_message_chunk_accepted() -> None:
     assert to_langchain_messages([chunk])[0] is chunk
 
 
+def test_ai_message_chunk_built_from_tool_calls() -> None:
+    chunk = AIMessageChunk(
+        content="", tool_calls=[{"name": "search", "args": {"q": "é"}, "id": "c1"}]
+    )
+    assert to_openai_messages([chunk])[0]["tool_calls"] == [oai_call("c1", "search", '{"q": "é"}')]
+
+
+def test_ai_message_chunk_with_json_list_arguments_raises() -> None:
+    chunk = AIMessageChunk(
+        content="",
+        tool_call_chunks=[{"name": "search", "args": "[1]", "id": "c1", "index": 0}],
+    )
+    with pytest.raises(MessageFormatError, match=r"tool_calls\[0\] \(tool 'search'\).*JSON object"):
+        to_langchain_messages([chunk])
+
+
 def test_ai_message_chunk_with_truncated_arguments_raises() -> None:
     # LangChain's partial-JSON parser would make this a call with arguments {"q": "wea"}.
     chunk = AIMessageChunk(
@@ -191,20 +205,22 @@ def test_system_message_is_system() -> None:
     assert to_openai_messages([SystemMessage("rules")])[0]["role"] == "system"
 
 
-def test_chat_message_with_known_role() -> None:
-    assert to_openai_messages([ChatMessage(content="x", role="assistant")]) == [
-        {"role": "assistant", "content": "x"}
-    ]
+@pytest.mark.parametrize(
+    "message",
+    [ChatMessage(content="x", role="assistant"), FunctionMessage(content="x", name="f")],
+)
+def test_other_message_classes_raise(message: BaseMessage) -> None:
+    name = type(message).__name__
+    for convert in (to_openai_messages, to_langchain_messages):
+        with pytest.raises(
+            MessageFormatError, match=rf"messages\[0\]: unsupported message class {name}"
+        ):
+            convert([message])
 
 
-def test_chat_message_with_unknown_role_raises() -> None:
-    with pytest.raises(MessageFormatError, match=r"messages\[0\].*'critic'"):
-        to_openai_messages([ChatMessage(content="x", role="critic")])
-
-
-def test_function_message_raises() -> None:
-    with pytest.raises(MessageFormatError, match="unsupported message class FunctionMessage"):
-        to_openai_messages([FunctionMessage(content="x", name="f")])
+def test_chunk_type_names_in_dicts_are_unknown() -> None:
+    with pytest.raises(MessageFormatError, match=r"unknown type 'AIMessageChunk'"):
+        to_openai_messages([{"type": "AIMessageChunk", "content": "x"}])
 
 
 def test_missing_content_becomes_empty_string() -> None:
@@ -459,7 +475,7 @@ def test_arguments_json_list_raises() -> None:
     assert "messages[0]" in text
     assert "tool_calls[0]" in text
     assert "'lookup'" in text
-    assert "must be a JSON object, got a JSON array" in text
+    assert "must be a JSON object, got '[1, 2]'" in text
 
 
 def test_arguments_of_wrong_type_raise() -> None:
@@ -469,7 +485,7 @@ def test_arguments_of_wrong_type_raise() -> None:
 
 def test_tool_call_without_name_raises() -> None:
     message = {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "args": {}}]}
-    with pytest.raises(MessageFormatError, match=r"tool_calls\[0\].*'name'.*\['args', 'id'\]"):
+    with pytest.raises(MessageFormatError, match=r"tool_calls\[0\].*'name'.*\['id', 'args'\]"):
         to_langchain_messages([message])
 
 
@@ -490,9 +506,21 @@ def test_ai_message_with_invalid_tool_calls_raises() -> None:
         with pytest.raises(MessageFormatError) as info:
             convert([HumanMessage("hi"), message])
         text = str(info.value)
-        assert "messages[1]" in text
-        assert "'search'" in text
+        assert "messages[1]: invalid_tool_calls[0] (tool 'search')" in text
+        assert "not valid JSON" in text
         assert '{"q": oops' in text
+
+
+def test_invalid_tool_call_with_parseable_arguments_still_raises() -> None:
+    message = AIMessage(
+        content="",
+        invalid_tool_calls=[{"name": "search", "args": '{"q": 1}', "id": "c1", "error": "?"}],
+    )
+    with pytest.raises(
+        MessageFormatError,
+        match=r"messages\[0\]: invalid_tool_calls\[0\] \(tool .search.\).*\(\?\)",
+    ):
+        to_openai_messages([message])
 
 
 def test_invalid_tool_calls_in_dumped_dict_raise() -> None:
@@ -550,7 +578,7 @@ def test_none_raises() -> None:
 
 
 def test_dict_without_role_raises_naming_keys() -> None:
-    with pytest.raises(MessageFormatError, match=r"keys \['content', 'speaker'\]"):
+    with pytest.raises(MessageFormatError, match=r"keys \['speaker', 'content'\]"):
         to_openai_messages({"speaker": "me", "content": "x"})
     with pytest.raises(MessageFormatError, match=r"messages\[0\].*got keys \['text'\]"):
         to_langchain_messages([{"text": "x"}])

@@ -67,3 +67,26 @@ def test_require_names_every_missing_field():
         request.require("outputs", "reference_outputs", evaluator="exact_match")
     with pytest.raises(EvaluatorInputError, match="reference_outputs is None"):
         EvalRequest(outputs=1).require("outputs", "reference_outputs", evaluator="x")
+
+
+@pytest.mark.parametrize(
+    "name", ["outputs", "inputs", "reference_outputs", "attachments", "request"]
+)
+def test_variables_may_not_shadow_the_fields(name):
+    with pytest.raises(EvaluatorInputError, match=f"'{name}'"):
+        EvalRequest.coerce({"outputs": 1, "variables": {name: 0}})
+    with pytest.raises(ValueError, match=f"'{name}'"):
+        EvalRequest(outputs=1, variables={name: 0})
+
+
+def test_request_is_reserved_as_a_loose_key():
+    with pytest.raises(EvaluatorInputError, match="'request' is reserved"):
+        EvalRequest.coerce({"outputs": 1, "request": 0})
+
+
+def test_langsmith_style_named_attachments_become_a_list():
+    named = {"photo": {"presigned_url": "http://x", "mime_type": "image/png"}}
+    assert EvalRequest.coerce({"attachments": named}).attachments == [named["photo"]]
+    assert EvalRequest.coerce({"attachments": {}}).attachments == []
+    block = {"type": "image", "url": "http://x"}
+    assert EvalRequest.coerce({"attachments": block}).attachments == [block]

@@ -74,3 +74,12 @@ def test_score_converts_to_results():
     assert unscored.outcome == "inconclusive"
     assert unscored.reason == "no code found"
     assert unscored.metadata == {"language": "python"}
+
+
+def test_score_checks_itself():
+    from langchain_evals_port import EvaluatorUsageError
+
+    with pytest.raises(EvaluatorUsageError, match=r"Score\.unscored"):
+        Score(None)
+    with pytest.raises(EvaluatorUsageError, match="carries no value"):
+        Score(0.5, inconclusive="why")

@@ -365,17 +365,25 @@ def test_structured_prompt_schema_is_used():
 @pytest.mark.parametrize(
     "wrap",
     [
-        lambda m: m.bind(temperature=0),
+        lambda m: m.bind(model_name="bound-name"),
         lambda m: m.with_retry(stop_after_attempt=2),
         lambda m: m.with_config(tags=["judge"]),
+        lambda m: m.bind(model_name="bound-name").with_retry(stop_after_attempt=2),
     ],
-    ids=["bind", "with_retry", "with_config"],
+    ids=["bind", "with_retry", "with_config", "bind-then-retry"],
 )
-def test_wrapped_models_work(wrap):
+def test_wrapped_models_keep_native_structured_output(wrap):
     model = ScriptedChatModel([VERDICT])
-    judge = LLMJudge(prompt="{outputs}", model=wrap(model))
-    assert judge.evaluate(outputs="x").score is True
-    assert model.calls[0].kind == "structured"
+    result = LLMJudge(prompt="{outputs}", model=wrap(model)).evaluate(outputs="x")
+    assert result.score is True
+    assert [c.kind for c in model.calls] == ["structured"]
+
+
+def test_bound_arguments_that_are_not_settings_fall_back_to_prompted():
+    model = ScriptedChatModel(['{"reasoning": "r", "score": true}'])
+    result = LLMJudge(prompt="{outputs}", model=model.bind(stop=["END"])).evaluate(outputs="x")
+    assert result.metadata["structured_output"] == "prompted"
+    assert model.calls[0].kwargs.get("stop") == ["END"]
 
 
 def test_default_judge_and_missing_model(monkeypatch):
@@ -402,7 +410,7 @@ def test_a_model_that_is_not_a_chat_model_is_rejected():
 
 
 async def test_ainvoke_uses_the_async_path():
-    judge, model = judge_with(VERDICT)
+    judge, _ = judge_with(VERDICT)
     result = await judge.ainvoke({"outputs": "x"})
     assert result.score is True
 

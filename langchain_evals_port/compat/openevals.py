@@ -12,19 +12,27 @@ errors); PARITY.md lists every difference.
 
 from __future__ import annotations
 
-from typing import Any, Literal, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
 from typing_extensions import NotRequired, Protocol, TypedDict
 
 from langchain_evals_port.string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
+
+if TYPE_CHECKING:
+    from langchain_evals_port.judge import FewShotExample, LLMJudge
 
 __all__ = [
     "EvaluatorResult",
     "SimpleAsyncEvaluator",
     "SimpleEvaluator",
     "create_async_embedding_similarity_evaluator",
+    "create_async_llm_as_judge",
     "create_embedding_similarity_evaluator",
+    "create_llm_as_judge",
     "exact_match",
     "exact_match_async",
     "levenshtein_distance",
@@ -127,7 +135,8 @@ def create_async_embedding_similarity_evaluator(
     algorithm: Literal["cosine", "dot_product"] = "cosine",
 ) -> SimpleAsyncEvaluator:
     """OpenEvals' async factory; the evaluator awaits ``aembed_documents``."""
-    return cast(SimpleAsyncEvaluator, _embedding_evaluator(model, algorithm).acall)
+    evaluator = _embedding_evaluator(model, algorithm)
+    return cast(SimpleAsyncEvaluator, _named_async(evaluator.acall, evaluator.get_name()))
 
 
 def _embedding_evaluator(model: str | Embeddings, algorithm: str) -> EmbeddingSimilarity:
@@ -136,3 +145,93 @@ def _embedding_evaluator(model: str | Embeddings, algorithm: str) -> EmbeddingSi
             f"Unsupported algorithm: {algorithm}. Only 'cosine' and 'dot_product' are supported."
         )
     return EmbeddingSimilarity(embeddings=model, algorithm=algorithm)
+
+
+def create_llm_as_judge(
+    *,
+    prompt: Any,
+    feedback_key: str = "score",
+    judge: BaseChatModel | Runnable[Any, Any] | None = None,
+    model: str | None = None,
+    system: str | None = None,
+    continuous: bool = False,
+    choices: list[float] | None = None,
+    use_reasoning: bool = True,
+    few_shot_examples: Sequence[FewShotExample | dict[str, Any]] | None = None,
+    output_schema: dict[str, Any] | type | None = None,
+    structured_output_kwargs: dict[str, Any] | None = None,
+) -> SimpleEvaluator | Callable[..., dict[str, Any]]:
+    """OpenEvals' ``create_llm_as_judge``, returning an ``LLMJudge`` (callable like
+    OpenEvals' evaluator, and a Runnable besides).
+
+    ``judge`` must be a LangChain chat model; a raw OpenAI client is not supported (wrap the
+    model in ``langchain_openai.ChatOpenAI``). ``structured_output_kwargs`` may set ``method``.
+    With ``output_schema`` (or a ``StructuredPrompt``) the evaluator returns the judge's
+    object itself, as in OpenEvals.
+    """
+    llm_judge = _llm_judge(locals())
+    if llm_judge.has_output_schema:
+        return llm_judge.evaluate_raw
+    return cast(SimpleEvaluator, llm_judge)
+
+
+def create_async_llm_as_judge(
+    *,
+    prompt: Any,
+    feedback_key: str = "score",
+    judge: BaseChatModel | Runnable[Any, Any] | None = None,
+    model: str | None = None,
+    system: str | None = None,
+    continuous: bool = False,
+    choices: list[float] | None = None,
+    use_reasoning: bool = True,
+    few_shot_examples: Sequence[FewShotExample | dict[str, Any]] | None = None,
+    output_schema: dict[str, Any] | type | None = None,
+    structured_output_kwargs: dict[str, Any] | None = None,
+) -> SimpleAsyncEvaluator | Callable[..., Awaitable[dict[str, Any]]]:
+    """OpenEvals' ``create_async_llm_as_judge``: the judge's calls go through the model's
+    own async path."""
+    llm_judge = _llm_judge(locals())
+    if llm_judge.has_output_schema:
+        return _named_async(llm_judge.aevaluate_raw, llm_judge.get_name())
+    return cast(SimpleAsyncEvaluator, _named_async(llm_judge.acall, llm_judge.get_name()))
+
+
+def _llm_judge(arguments: dict[str, Any]) -> LLMJudge:
+    from langchain_evals_port.judge import LLMJudge
+
+    judge = arguments["judge"]
+    if judge is not None and not isinstance(judge, Runnable):
+        raise ValueError(
+            "judge must be a LangChain chat model; a raw OpenAI client is not supported here, "
+            "wrap the model in langchain_openai.ChatOpenAI instead"
+        )
+    extra = dict(arguments["structured_output_kwargs"] or {})
+    method = extra.pop("method", None)
+    if extra:
+        raise ValueError(f"structured_output_kwargs supports only 'method', got {sorted(extra)}")
+    return LLMJudge(
+        prompt=arguments["prompt"],
+        model=judge if judge is not None else arguments["model"],
+        feedback_key=arguments["feedback_key"],
+        system=arguments["system"],
+        continuous=arguments["continuous"],
+        choices=arguments["choices"],
+        use_reasoning=arguments["use_reasoning"],
+        few_shot_examples=tuple(arguments["few_shot_examples"] or ()),
+        output_schema=arguments["output_schema"],
+        structured_output_method=method,
+    )
+
+
+def _named_async(call: Callable[..., Awaitable[Any]], name: str) -> Callable[..., Awaitable[Any]]:
+    # LangSmith names an evaluator's run after the function's __name__.
+    async def evaluate(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        return await call(
+            inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **kwargs
+        )
+
+    evaluate.__name__ = evaluate.__qualname__ = name
+    return evaluate

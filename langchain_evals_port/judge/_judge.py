@@ -130,6 +130,12 @@ class LLMJudge(Evaluator):
             key = self.feedback_key
             self.name = "llm_as_judge" if key == "score" else f"llm_as_{key}_judge"
 
+    @property
+    def has_output_schema(self) -> bool:
+        """True when the judge answers in its own output schema (read it with
+        ``evaluate_raw``) rather than the score schema."""
+        return self._custom
+
     # --- scoring ---------------------------------------------------------------------------
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> Score:

@@ -439,3 +439,34 @@ async def test_abatch_keeps_max_concurrency_judge_calls_in_flight():
     )
     assert all(r.score is True for r in results)
     assert peak == 4
+
+
+# --- the catalog ------------------------------------------------------------------------------
+
+
+def test_catalog_prompts_default_optional_variables_to_empty():
+    from langchain_evals_port import prompts
+
+    judge, model = judge_with(VERDICT, prompt=prompts.HALLUCINATION_PROMPT)
+    judge(outputs="Paris is in France.", context="France's capital is Paris.")
+    text = model.calls[0].messages[0].content
+    assert "Paris is in France." in text
+    assert "{inputs}" not in text
+    assert "{reference_outputs}" not in text
+
+
+def test_catalog_prompts_name_themselves_in_errors():
+    from langchain_evals_port import prompts
+
+    judge, _ = judge_with(VERDICT, prompt=prompts.RAG_GROUNDEDNESS_PROMPT)
+    with pytest.raises(EvaluatorInputError, match="prompt RAG_GROUNDEDNESS_PROMPT needs 'context'"):
+        judge(outputs="x")
+
+
+def test_conversation_prompts_take_a_message_list():
+    from langchain_evals_port import prompts
+
+    judge, model = judge_with(VERDICT, prompt=prompts.USER_SATISFACTION_PROMPT)
+    judge(outputs=[HumanMessage("thanks, that fixed it!"), AIMessage("Glad to help")])
+    text = model.calls[0].messages[0].content
+    assert '"content": "thanks, that fixed it!"' in text

@@ -12,12 +12,12 @@ from langchain_core.prompts.structured import StructuredPrompt
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.utils.function_calling import convert_to_json_schema
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorInputError
 
-from ._model import JudgeModel, model_name, resolve_judge
+from ._model import JudgeModel, checked_model, model_name, resolve_judge
 from ._render import FewShotExample, PromptSource, build_messages
 from ._structured import (
     Conversation,
@@ -98,6 +98,11 @@ class LLMJudge(Evaluator):
     _custom: bool = PrivateAttr(default=False)
     _prompted_models: set[int] = PrivateAttr(default_factory=set)
     _resolved: Any = PrivateAttr(default=None)
+
+    @field_validator("model")
+    @classmethod
+    def _check_model(cls, model: Any) -> Any:
+        return None if model is None else checked_model(model)
 
     def model_post_init(self, context: Any, /) -> None:
         """Check the configuration and build the output schema once."""

@@ -43,7 +43,7 @@ def set_default_judge(model: JudgeModel | None) -> None:
     """
     _default_judge.clear()
     if model is not None:
-        _default_judge.append(_checked(model))
+        _default_judge.append(checked_model(model))
 
 
 def resolve_judge(model: JudgeModel | None) -> Runnable[Any, Any]:
@@ -60,7 +60,7 @@ def resolve_judge(model: JudgeModel | None) -> Runnable[Any, Any]:
             "langchain_evals_port.set_default_judge(model), or set "
             f"{ENV_VAR}='provider:model' (e.g. 'openai:gpt-4o-mini')"
         )
-    checked = _checked(chosen)
+    checked = checked_model(chosen)
     return _init_chat_model(checked) if isinstance(checked, str) else checked
 
 
@@ -125,7 +125,8 @@ def _with_settings(model: Runnable[Any, Any], settings: Mapping[str, Any]) -> Ru
     )
 
 
-def _checked(model: Any) -> str | Runnable[Any, Any]:
+def checked_model(model: Any) -> str | Runnable[Any, Any]:
+    """``model`` if it can judge (a Runnable chat model or a model string), else a clear error."""
     if isinstance(model, (str, Runnable)):
         return model
     raise EvaluatorInputError(

@@ -402,8 +402,8 @@ def test_default_judge_and_missing_model(monkeypatch):
 
 
 def test_a_model_that_is_not_a_chat_model_is_rejected():
-    with pytest.raises(EvaluatorInputError, match="model must be a LangChain chat model"):
-        LLMJudge(prompt="{outputs}", model=42)(outputs="x")
+    with pytest.raises(ValueError, match="model must be a LangChain chat model"):
+        LLMJudge(prompt="{outputs}", model=42)
 
 
 # --- async ------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ The application retrieves passages from an in-memory corpus and answers with a c
 four OpenEvals catalog prompts grade it. Offline (no API key) both the application's model
 and the judge are ``ScriptedChatModel``s: the judge's replies come from a crude word-overlap
 rule, so the grades are real functions of the inputs, not constants. With ``OPENAI_API_KEY``
-set, the judge is ``openai:gpt-4o-mini`` instead (``pip install 'langchain-evals-port[langchain]'``).
+set, the judge is ``openai:gpt-4o-mini`` instead (needs the ``langchain`` extra).
 
 Run: ``.venv/bin/python cookbook/rag_judges.py``
 """
@@ -27,7 +27,11 @@ CORPUS = [
 ]
 QUESTIONS = [
     ("When was the Eiffel Tower completed?", "It was completed in 1889.", "1889"),
-    ("How tall is the Eiffel Tower?", "It is 330 metres tall and was painted gold in 2020.", "330 metres"),
+    (
+        "How tall is the Eiffel Tower?",
+        "It is 330 metres tall and was painted gold in 2020.",
+        "330 metres",
+    ),
 ]
 
 
@@ -45,11 +49,13 @@ def offline_judge(messages: list[BaseMessage]) -> dict[str, object]:
     prompt = messages[0].text
     sections = dict(re.findall(r"<(\w+)>\s*(.*?)\s*</\1>", prompt, re.S))
     answer = words(sections.get("output", sections.get("outputs", "")))
-    evidence = words(" ".join(sections.get(k, "") for k in ("context", "reference_outputs", "input", "inputs")))
+    evidence_tags = ("context", "reference_outputs", "input", "inputs")
+    evidence = words(" ".join(sections.get(tag, "") for tag in evidence_tags))
     unsupported = sorted(answer - evidence - {"the", "and", "was", "its", "for"})
     score = len(unsupported) <= 2
     reason = f"Unsupported words: {unsupported}." if unsupported else "Every claim is supported."
-    return {"reasoning": f"{reason} Thus, the score should be: {json.dumps(score)}.", "score": score}
+    verdict = f"{reason} Thus, the score should be: {json.dumps(score)}."
+    return {"reasoning": verdict, "score": score}
 
 
 def main() -> None:

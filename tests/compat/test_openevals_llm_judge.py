@@ -20,36 +20,57 @@ CALL = {
 
 def test_same_result_and_same_prompt_as_openevals():
     ours_model, theirs_model = ScriptedChatModel([REPLY]), ScriptedChatModel([REPLY])
-    ours = create_llm_as_judge(prompt=prompts.CORRECTNESS_PROMPT, feedback_key="correctness", judge=ours_model)
-    theirs = oe_create_llm_as_judge(prompt=OE_CORRECTNESS_PROMPT, feedback_key="correctness", judge=theirs_model)
+    ours = create_llm_as_judge(
+        prompt=prompts.CORRECTNESS_PROMPT, feedback_key="correctness", judge=ours_model
+    )
+    theirs = oe_create_llm_as_judge(
+        prompt=OE_CORRECTNESS_PROMPT, feedback_key="correctness", judge=theirs_model
+    )
     ours_result, theirs_result = ours(**CALL), theirs(**CALL)
     for key in ("key", "score", "comment"):
         assert ours_result[key] == theirs_result[key]
-    assert [m.text for m in ours_model.calls[0].messages] == [m.text for m in theirs_model.calls[0].messages]
+    assert [m.text for m in ours_model.calls[0].messages] == [
+        m.text for m in theirs_model.calls[0].messages
+    ]
     assert ours_model.calls[0].schema == theirs_model.calls[0].schema
 
 
 @pytest.mark.parametrize(
     "options",
-    [{"continuous": True}, {"choices": [0.0, 0.5, 1.0]}, {"use_reasoning": False}, {"system": "Be strict."}],
+    [
+        {"continuous": True},
+        {"choices": [0.0, 0.5, 1.0]},
+        {"use_reasoning": False},
+        {"system": "Be strict."},
+    ],
     ids=["continuous", "choices", "no-reasoning", "system"],
 )
 def test_options_build_the_same_schema_and_messages(options):
-    reply = {"reasoning": "r", "score": 0.5} if "continuous" in options or "choices" in options else {"reasoning": "r", "score": True}
+    reply = (
+        {"reasoning": "r", "score": 0.5}
+        if "continuous" in options or "choices" in options
+        else {"reasoning": "r", "score": True}
+    )
     if options.get("use_reasoning") is False:
         reply = {"score": True}
     ours_model, theirs_model = ScriptedChatModel([reply]), ScriptedChatModel([reply])
     create_llm_as_judge(prompt="Rate {outputs}", judge=ours_model, **options)(outputs="x")
     oe_create_llm_as_judge(prompt="Rate {outputs}", judge=theirs_model, **options)(outputs="x")
     assert ours_model.calls[0].schema == theirs_model.calls[0].schema
-    assert [m.text for m in ours_model.calls[0].messages] == [m.text for m in theirs_model.calls[0].messages]
+    assert [m.text for m in ours_model.calls[0].messages] == [
+        m.text for m in theirs_model.calls[0].messages
+    ]
 
 
 def test_few_shot_examples_render_like_openevals():
     examples = [{"inputs": "2+2?", "outputs": "4", "score": True, "reasoning": "right"}]
     ours_model, theirs_model = ScriptedChatModel([REPLY]), ScriptedChatModel([REPLY])
-    create_llm_as_judge(prompt="Rate {outputs}", judge=ours_model, few_shot_examples=examples)(outputs="x")
-    oe_create_llm_as_judge(prompt="Rate {outputs}", judge=theirs_model, few_shot_examples=examples)(outputs="x")
+    create_llm_as_judge(prompt="Rate {outputs}", judge=ours_model, few_shot_examples=examples)(
+        outputs="x"
+    )
+    oe_create_llm_as_judge(prompt="Rate {outputs}", judge=theirs_model, few_shot_examples=examples)(
+        outputs="x"
+    )
     ours_text = ours_model.calls[0].messages[-1].text
     theirs_text = theirs_model.calls[0].messages[-1].text
     assert ours_text.replace("<score>true</score>", "<score>True</score>") == theirs_text
@@ -60,18 +81,33 @@ class Ticket(BaseModel):
 
 
 def test_output_schema_returns_the_object_like_openevals():
-    ours = create_llm_as_judge(prompt="Classify {outputs}", judge=ScriptedChatModel([{"category": "billing"}]), output_schema=Ticket)
-    theirs = oe_create_llm_as_judge(prompt="Classify {outputs}", judge=ScriptedChatModel([{"category": "billing"}]), output_schema=Ticket)
+    ours = create_llm_as_judge(
+        prompt="Classify {outputs}",
+        judge=ScriptedChatModel([{"category": "billing"}]),
+        output_schema=Ticket,
+    )
+    theirs = oe_create_llm_as_judge(
+        prompt="Classify {outputs}",
+        judge=ScriptedChatModel([{"category": "billing"}]),
+        output_schema=Ticket,
+    )
     assert ours(outputs="refund") == {"category": "billing"}
     assert theirs(outputs="refund") == Ticket(category="billing")
 
 
 async def test_async_factory():
     model = ScriptedChatModel([REPLY, REPLY])
-    ours = create_async_llm_as_judge(prompt=prompts.CORRECTNESS_PROMPT, feedback_key="correctness", judge=model)
-    theirs = oe_create_async_llm_as_judge(prompt=OE_CORRECTNESS_PROMPT, feedback_key="correctness", judge=model)
+    ours = create_async_llm_as_judge(
+        prompt=prompts.CORRECTNESS_PROMPT, feedback_key="correctness", judge=model
+    )
+    theirs = oe_create_async_llm_as_judge(
+        prompt=OE_CORRECTNESS_PROMPT, feedback_key="correctness", judge=model
+    )
     ours_result, theirs_result = await ours(**CALL), await theirs(**CALL)
-    assert (ours_result["key"], ours_result["score"]) == (theirs_result["key"], theirs_result["score"])
+    assert (ours_result["key"], ours_result["score"]) == (
+        theirs_result["key"],
+        theirs_result["score"],
+    )
     assert ours.__name__ == "llm_as_correctness_judge"
 
 
@@ -79,10 +115,14 @@ def test_unsupported_arguments_are_clear():
     with pytest.raises(ValueError, match="raw OpenAI client is not supported"):
         create_llm_as_judge(prompt="{outputs}", judge=object())
     with pytest.raises(ValueError, match="supports only 'method'"):
-        create_llm_as_judge(prompt="{outputs}", model="x:y", structured_output_kwargs={"strict": True})
+        create_llm_as_judge(
+            prompt="{outputs}", model="x:y", structured_output_kwargs={"strict": True}
+        )
 
 
 def test_structured_output_method_is_passed_on():
     model = ScriptedChatModel([REPLY])
-    create_llm_as_judge(prompt="{outputs}", judge=model, structured_output_kwargs={"method": "function_calling"})(outputs="x")
+    create_llm_as_judge(
+        prompt="{outputs}", judge=model, structured_output_kwargs={"method": "function_calling"}
+    )(outputs="x")
     assert model.calls[0].method == "function_calling"

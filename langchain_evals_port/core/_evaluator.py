@@ -292,7 +292,13 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
 
         Extra keywords are prompt variables (``context=...``) or ``attachments=...``.
         """
-        return _as_dicts(self.invoke(_call_input(inputs, outputs, reference_outputs, variables)))
+        return _as_dicts(
+            self.invoke(
+                EvalRequest.of(
+                    inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+                )
+            )
+        )
 
     async def acall(
         self,
@@ -303,7 +309,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> dict[str, Any] | list[dict[str, Any]]:
         """The async twin of the keyword call (what OpenEvals' ``*_async`` functions return)."""
-        output = await self.ainvoke(_call_input(inputs, outputs, reference_outputs, variables))
+        output = await self.ainvoke(
+            EvalRequest.of(
+                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+            )
+        )
         return _as_dicts(output)
 
     # --- typed helpers -------------------------------------------------------------------
@@ -317,7 +327,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> EvaluatorResult:
         """Evaluate and return the one ``EvaluatorResult`` (an error if there are several)."""
-        output = self.invoke(_call_input(inputs, outputs, reference_outputs, variables))
+        output = self.invoke(
+            EvalRequest.of(
+                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+            )
+        )
         return _only(output, self)
 
     def evaluate_all(
@@ -329,7 +343,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> list[EvaluatorResult]:
         """Evaluate and return every result as a list, however many keys were scored."""
-        output = self.invoke(_call_input(inputs, outputs, reference_outputs, variables))
+        output = self.invoke(
+            EvalRequest.of(
+                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+            )
+        )
         return output if isinstance(output, list) else [output]
 
     async def aevaluate(
@@ -341,7 +359,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> EvaluatorResult:
         """The async twin of ``evaluate``."""
-        output = await self.ainvoke(_call_input(inputs, outputs, reference_outputs, variables))
+        output = await self.ainvoke(
+            EvalRequest.of(
+                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+            )
+        )
         return _only(output, self)
 
     async def aevaluate_all(
@@ -353,7 +375,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         **variables: Any,
     ) -> list[EvaluatorResult]:
         """The async twin of ``evaluate_all``."""
-        output = await self.ainvoke(_call_input(inputs, outputs, reference_outputs, variables))
+        output = await self.ainvoke(
+            EvalRequest.of(
+                inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+            )
+        )
         return output if isinstance(output, list) else [output]
 
     # --- custom evaluators ---------------------------------------------------------------
@@ -552,17 +578,6 @@ def _as_dicts(output: EvalOutput) -> dict[str, Any] | list[dict[str, Any]]:
     if isinstance(output, list):
         return [result.to_dict() for result in output]
     return output.to_dict()
-
-
-def _call_input(
-    inputs: Any, outputs: Any, reference_outputs: Any, variables: dict[str, Any]
-) -> dict[str, Any]:
-    return {
-        "inputs": inputs,
-        "outputs": outputs,
-        "reference_outputs": reference_outputs,
-        **variables,
-    }
 
 
 def _only(output: EvalOutput, evaluator: Evaluator) -> EvaluatorResult:

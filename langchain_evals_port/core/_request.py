@@ -63,6 +63,25 @@ class EvalRequest(BaseModel):
         return values
 
     @classmethod
+    def of(
+        cls,
+        *,
+        inputs: Any = None,
+        outputs: Any = None,
+        reference_outputs: Any = None,
+        **variables: Any,
+    ) -> EvalRequest:
+        """A request from the keyword call's arguments (``attachments=`` and ``variables=``
+        included), with the same checks as ``coerce``.
+
+        Example:
+            >>> EvalRequest.of(outputs="a", context="docs").variables
+            {'context': 'docs'}
+        """
+        fields = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs}
+        return cls.coerce({**fields, **variables})
+
+    @classmethod
     def coerce(cls, value: EvalRequest | Mapping[str, Any]) -> EvalRequest:
         """Accept a request, or a mapping with its field names (the Runnable input).
 

@@ -162,13 +162,8 @@ class LLMJudge(Evaluator):
         **variables: Any,
     ) -> dict[str, Any]:
         """The judge's validated JSON object itself, for a custom ``output_schema``."""
-        request = EvalRequest.coerce(
-            {
-                "inputs": inputs,
-                "outputs": outputs,
-                "reference_outputs": reference_outputs,
-                **variables,
-            }
+        request = EvalRequest.of(
+            inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
         )
         conversation, _ = self._conversation(request)
         return run_sync(conversation, ensure_config()).parsed
@@ -182,13 +177,8 @@ class LLMJudge(Evaluator):
         **variables: Any,
     ) -> dict[str, Any]:
         """The async twin of ``evaluate_raw``."""
-        request = EvalRequest.coerce(
-            {
-                "inputs": inputs,
-                "outputs": outputs,
-                "reference_outputs": reference_outputs,
-                **variables,
-            }
+        request = EvalRequest.of(
+            inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
         )
         conversation, _ = self._conversation(request)
         return (await run_async(conversation, ensure_config())).parsed

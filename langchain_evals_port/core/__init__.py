@@ -14,11 +14,13 @@ from ._evaluator import (
     evaluator,
 )
 from ._messages import message_to_openai, to_langchain_messages, to_openai_messages
+from ._paths import MISSING, get_path, without_paths
 from ._request import EvalRequest
 from ._result import EvaluatorResult, Outcome, Score
 from ._tracing import EvalTracer, RecordingTracer, TraceEvent, current_tracer, eval_scope
 
 __all__ = [
+    "MISSING",
     "EvalInput",
     "EvalOutput",
     "EvalRequest",
@@ -39,7 +41,9 @@ __all__ = [
     "current_tracer",
     "eval_scope",
     "evaluator",
+    "get_path",
     "message_to_openai",
     "to_langchain_messages",
     "to_openai_messages",
+    "without_paths",
 ]

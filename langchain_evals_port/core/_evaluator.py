@@ -31,6 +31,7 @@ from langchain_core.runnables.config import (
     patch_config,
     run_in_executor,
     set_config_context,
+    var_child_runnable_config,
 )
 from langchain_core.runnables.utils import coro_with_context
 from pydantic import ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
@@ -146,8 +147,12 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         config = ensure_config(config)
         manager = get_callback_manager_for_config(config)
         if not manager.handlers:
-            with set_config_context(config) as context:
-                return context.run(self._run, input, None, config)
+            # Nested runnables (a judge's model) still inherit the config.
+            token = var_child_runnable_config.set(config)
+            try:
+                return self._run(input, None, config)
+            finally:
+                var_child_runnable_config.reset(token)
         run_manager = manager.on_chain_start(
             None,
             input,
@@ -171,8 +176,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
         if not manager.handlers:
-            with set_config_context(config) as context:
-                return await coro_with_context(self._arun(input, None, config), context)
+            token = var_child_runnable_config.set(config)
+            try:
+                return await self._arun(input, None, config)
+            finally:
+                var_child_runnable_config.reset(token)
         run_manager = await manager.on_chain_start(
             None,
             input,

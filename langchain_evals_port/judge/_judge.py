@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from langchain_core.prompts import ChatPromptTemplate
@@ -17,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorInputError
 
-from ._model import JudgeModel, checked_model, model_name, resolve_judge
-from ._render import FewShotExample, PromptSource, build_messages
+from ._model import JudgeModel, ResolvedJudge, checked_model, resolve_judge
+from ._render import FewShotExample, PromptSource, Template, build_messages
 from ._structured import (
     Conversation,
     JudgeReply,
@@ -40,6 +41,19 @@ _REASONING = (
     "A human-readable explanation of the score. You MUST end the reasoning with a sentence "
     "that says: Thus, the score should be: SCORE_YOU_ASSIGN."
 )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a judge works out once from its configuration (read once per evaluation)."""
+
+    prompt: Template | PromptSource
+    prompt_name: str
+    optional: tuple[str, ...]
+    schema: Any
+    schema_json: dict[str, Any]
+    validate: Validator
+    custom: bool
 
 
 class LLMJudge(Evaluator):
@@ -92,12 +106,8 @@ class LLMJudge(Evaluator):
 
     model_config = ConfigDict(arbitrary_types_allowed=True, populate_by_name=True)
 
-    _schema: Any = PrivateAttr(default=None)
-    _schema_json: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _validate: Validator = PrivateAttr()
-    _custom: bool = PrivateAttr(default=False)
-    _prompted_models: set[int] = PrivateAttr(default_factory=set)
-    _resolved: Any = PrivateAttr(default=None)
+    _plan: _Plan = PrivateAttr()
+    _resolved: ResolvedJudge | None = PrivateAttr(default=None)
 
     @field_validator("model")
     @classmethod
@@ -123,23 +133,40 @@ class LLMJudge(Evaluator):
                     "pass either output_schema or a StructuredPrompt with a schema, not both"
                 )
             custom = self.prompt.schema_
+        schema: Any
+        schema_json: dict[str, Any]
+        validate: Validator
         if custom is None:
-            self._schema = self._score_schema()
-            self._schema_json = self._schema
-            self._validate = self._check_score
+            schema = schema_json = self._score_schema()
+            validate = self._check_score
         else:
-            self._schema = custom
-            self._schema_json, self._validate = _custom_schema(custom)
-            self._custom = True
+            schema = custom
+            schema_json, validate = _custom_schema(custom)
+        entry = getattr(self.prompt, "entry", None)
+        self._plan = _Plan(
+            prompt=Template.parse(self.prompt) if isinstance(self.prompt, str) else self.prompt,
+            prompt_name=_prompt_name(self.prompt),
+            optional=tuple(getattr(entry, "optional_variables", ())),
+            schema=schema,
+            schema_json=schema_json,
+            validate=validate,
+            custom=custom is not None,
+        )
         if self.name is None:
             key = self.feedback_key
             self.name = "llm_as_judge" if key == "score" else f"llm_as_{key}_judge"
 
     @property
+    def response_schema(self) -> Any:
+        """What the judge hands to ``with_structured_output``: the score schema (a JSON
+        schema dict, reasoning before score) or the custom output schema as given."""
+        return self._plan.schema
+
+    @property
     def has_output_schema(self) -> bool:
         """True when the judge answers in its own output schema (read it with
         ``evaluate_raw``) rather than the score schema."""
-        return self._custom
+        return self._plan.custom
 
     # --- scoring ---------------------------------------------------------------------------
 
@@ -183,36 +210,39 @@ class LLMJudge(Evaluator):
         conversation, _ = self._conversation(request)
         return (await run_async(conversation, ensure_config())).parsed
 
-    def _conversation(self, request: EvalRequest) -> tuple[Conversation, Any]:
-        # A "provider:model" string is resolved once, so the model (and what auto mode
-        # learnt about it) is the same object on every evaluation.
-        if self._resolved is None or self.model is None:
-            self._resolved = resolve_judge(self.model)
-        model = self._resolved
-        entry = getattr(self.prompt, "entry", None)
+    def _conversation(self, request: EvalRequest) -> tuple[Conversation, ResolvedJudge]:
+        judge = self._judge()
+        plan = self._plan
         messages = build_messages(
-            self.prompt,
+            plan.prompt,
             request,
             system=self.system,
             few_shot_examples=self.few_shot_examples,
-            optional=tuple(getattr(entry, "optional_variables", ())),
-            prompt_name=_prompt_name(self.prompt),
+            optional=plan.optional,
+            prompt_name=plan.prompt_name,
         )
         conversation = ask_for_json(
-            model,
+            judge,
             messages,
-            schema=self._schema,
-            schema_json=self._schema_json,
-            validate=self._validate,
+            schema=plan.schema,
+            schema_json=plan.schema_json,
+            validate=plan.validate,
             mode=self.structured_output_mode,
-            method=self.structured_output_method,
-            prompted_models=self._prompted_models,
         )
-        return conversation, model
+        return conversation, judge
 
-    def _to_score(self, reply: JudgeReply, model: Any, started: float) -> Score:
+    def _judge(self) -> ResolvedJudge:
+        # What is fixed about a model (its name, its structured-output runnable, what auto
+        # mode learnt) is worked out once per model; the default judge may change between
+        # evaluations, so it is looked up every time.
+        model = resolve_judge(self.model)
+        if self._resolved is None or self._resolved.model is not model:
+            self._resolved = ResolvedJudge.of(model, self.structured_output_method)
+        return self._resolved
+
+    def _to_score(self, reply: JudgeReply, judge: ResolvedJudge, started: float) -> Score:
         metadata: dict[str, Any] = {
-            "judge_model": model_name(model),
+            "judge_model": judge.name,
             "structured_output": reply.path,
             "repairs": reply.repairs,
             "latency_ms": round((time.perf_counter() - started) * 1000, 3),
@@ -220,7 +250,7 @@ class LLMJudge(Evaluator):
         if reply.usage:
             metadata["token_usage"] = reply.usage
         parsed = reply.parsed
-        if self._custom:
+        if self._plan.custom:
             if "score" not in parsed:
                 raise EvaluatorInputError(
                     f"judge {self.get_name()!r} has an output schema without a 'score' field; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -27,6 +28,10 @@ ENV_VAR = "LANGCHAIN_EVALS_JUDGE"
 # The one process-wide setting besides the ambient tracer scope: a suite or an application
 # picks its judge once.
 _default_judge: list[JudgeModel] = []
+
+# "provider:model" strings resolved so far, so a default or environment judge is built once
+# per process rather than once per evaluation.
+_from_strings: dict[str, BaseChatModel] = {}
 
 # Providers whose native structured output is a JSON schema in ``response_format``; the
 # others get their own default method (usually tool calling).
@@ -46,6 +51,31 @@ def set_default_judge(model: JudgeModel | None) -> None:
         _default_judge.append(checked_model(model))
 
 
+@dataclass
+class ResolvedJudge:
+    """A judge model with what is fixed about it, worked out once: its name for result
+    metadata, the structured-output method to ask for, whether ``auto`` mode learnt that it
+    rejects native structured output, and its structured-output runnable per schema."""
+
+    model: Runnable[Any, Any]
+    name: str
+    method: str | None
+    prompted: bool = False
+    _structured: dict[int, Runnable[Any, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, model: Runnable[Any, Any], method: str | None = None) -> ResolvedJudge:
+        """Work out ``model``'s facts; ``method`` overrides the provider's native method."""
+        return cls(model=model, name=model_name(model), method=method or native_method(model))
+
+    def structured(self, schema: Any) -> Runnable[Any, Any]:
+        """``with_structured_output(schema, include_raw=True)`` for this model, built once."""
+        key = id(schema)
+        if key not in self._structured:
+            self._structured[key] = with_structured_output(self.model, schema, self.method)
+        return self._structured[key]
+
+
 def resolve_judge(model: JudgeModel | None) -> Runnable[Any, Any]:
     """The runnable chat model to judge with: ``model``, the default judge, or the
     environment's; a clear error when there is none."""
@@ -61,7 +91,11 @@ def resolve_judge(model: JudgeModel | None) -> Runnable[Any, Any]:
             f"{ENV_VAR}='provider:model' (e.g. 'openai:gpt-4o-mini')"
         )
     checked = checked_model(chosen)
-    return _init_chat_model(checked) if isinstance(checked, str) else checked
+    if isinstance(checked, str):
+        if checked not in _from_strings:
+            _from_strings[checked] = _init_chat_model(checked)
+        return _from_strings[checked]
+    return checked
 
 
 def chat_model_of(model: Runnable[Any, Any]) -> BaseChatModel | None:

@@ -143,7 +143,7 @@ def prompt_values(
 
 
 def build_messages(
-    prompt: PromptSource,
+    prompt: PromptSource | Template,
     request: EvalRequest,
     *,
     system: str | None,
@@ -151,11 +151,16 @@ def build_messages(
     optional: Sequence[str],
     prompt_name: str,
 ) -> list[BaseMessage]:
-    """The judge's messages for ``request``: system, prompt, attachments, few-shot examples."""
+    """The judge's messages for ``request``: system, prompt, attachments, few-shot examples.
+
+    A template string may come pre-parsed as a ``Template``, so a judge parses it once.
+    """
     blocks = [attachment_block(item, i) for i, item in enumerate(request.attachments)]
     if isinstance(prompt, str):
+        prompt = Template.parse(prompt)
+    if isinstance(prompt, Template):
         messages: list[BaseMessage] = [
-            _user_message(Template.parse(prompt), request, blocks, optional, prompt_name)
+            _user_message(prompt, request, blocks, optional, prompt_name)
         ]
     elif isinstance(prompt, ChatPromptTemplate):
         needed = [*prompt.input_variables, *prompt.optional_variables]

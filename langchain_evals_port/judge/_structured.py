@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from langchain_evals_port.core.errors import EvaluationFailure, JudgeOutputError
 
-from ._model import native_method, with_structured_output
+from ._model import ResolvedJudge
 
 StructuredOutputMode = Literal["auto", "native", "prompted"]
 
@@ -64,27 +64,23 @@ Conversation = Generator[ModelCall, Any, JudgeReply]
 
 
 def ask_for_json(
-    model: Runnable[Any, Any],
+    judge: ResolvedJudge,
     messages: list[BaseMessage],
     *,
     schema: Any,
     schema_json: dict[str, Any],
     validate: Validator,
     mode: StructuredOutputMode,
-    method: str | None,
-    prompted_models: set[int],
 ) -> Conversation:
-    """The conversation that gets a valid object from ``model`` (see the module docstring).
+    """The conversation that gets a valid object from ``judge`` (see the module docstring).
 
-    ``method`` forces the ``with_structured_output`` method. ``prompted_models`` holds the ids
-    of models already known to reject native structured output; ``auto`` adds to it.
+    In ``auto`` mode a rejected schema marks ``judge.prompted``, so later evaluations with
+    the same model go straight to the prompted path.
     """
     reply = JudgeReply(parsed={}, path="prompted")
-    use_native = mode == "native" or (mode == "auto" and id(model) not in prompted_models)
-    if use_native:
-        method = method or native_method(model)
+    if mode == "native" or (mode == "auto" and not judge.prompted):
         try:
-            structured = with_structured_output(model, schema, method)
+            structured = judge.structured(schema)
             answer = yield ModelCall(structured, messages)
         except Exception as error:
             if not _rejects_schema(error):
@@ -95,11 +91,11 @@ def ask_for_json(
                     "structured_output_mode='prompted' to put the schema in the prompt instead",
                     code="provider_error",
                 ) from error
-            prompted_models.add(id(model))
+            judge.prompted = True
         else:
-            reply.path = method or "provider_default"
+            reply.path = judge.method or "provider_default"
             return (yield from _settle_native(structured, messages, answer, validate, reply))
-    return (yield from _prompted(model, messages, schema_json, validate, reply))
+    return (yield from _prompted(judge.model, messages, schema_json, validate, reply))
 
 
 def _settle_native(

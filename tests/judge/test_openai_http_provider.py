@@ -427,7 +427,7 @@ def chat_model(stand_in: OpenAIStandIn) -> ChatOpenAI:
 
 def make_judge(stand_in: OpenAIStandIn, model: Any, **options: Any) -> LLMJudge:
     judge = LLMJudge(prompt=PROMPT, model=model, **options)
-    stand_in.schema = judge._schema
+    stand_in.schema = judge.response_schema
     return judge
 
 
@@ -480,7 +480,7 @@ def test_native_path_sends_our_schema_untouched(stand_in, chat_model, mode):
     assert list(envelope) == ["name", "description", "strict", "schema"]
     assert envelope["name"] == "score"
     assert envelope["strict"] is False
-    assert envelope["schema"] == object_part(judge._schema)
+    assert envelope["schema"] == object_part(judge.response_schema)
     assert list(envelope["schema"]["properties"]) == ["reasoning", "score"]
     assert envelope["schema"]["required"] == ["reasoning", "score"]
     assert envelope["schema"]["properties"]["score"]["type"] == "boolean"
@@ -524,7 +524,7 @@ def test_tool_path_sends_our_schema_as_the_forced_tool(stand_in, chat_model):
     assert "response_format" not in sent
     [tool] = sent["tools"]
     assert tool["function"]["name"] == "score"
-    assert tool["function"]["parameters"] == object_part(judge._schema)
+    assert tool["function"]["parameters"] == object_part(judge.response_schema)
     assert sent["tool_choice"] == {"type": "function", "function": {"name": "score"}}
     assert sent["parallel_tool_calls"] is False
 
@@ -548,7 +548,7 @@ def test_auto_falls_back_to_prompted_on_an_unsupported_schema_and_remembers(stan
     assert "response_format" in native
     assert "response_format" not in prompted
     assert "tools" not in prompted
-    assert schema_text(judge._schema) in prompted["messages"][-1]["content"]
+    assert schema_text(judge.response_schema) in prompted["messages"][-1]["content"]
     assert prompted["messages"][-1]["role"] == "user"
 
     # The fallback is remembered for this model: the next evaluation goes straight to prompted.
@@ -658,7 +658,7 @@ def test_prompted_reply_without_json_is_repaired_once(stand_in, chat_model):
     first, repair = stand_in.requests
     assert "response_format" not in first
     assert "tools" not in first
-    assert schema_text(judge._schema) in first["messages"][-1]["content"]
+    assert schema_text(judge.response_schema) in first["messages"][-1]["content"]
     assert repair["messages"][: len(first["messages"])] == first["messages"]
     assert repair["messages"][-2] == {"role": "assistant", "content": NO_JSON_TEXT}
     assert repair["messages"][-1]["content"].startswith(REPAIR_PREFIX)
@@ -878,7 +878,7 @@ def test_stand_in_rejects_a_400_for_a_request_without_response_format(stand_in, 
 
 def test_stand_in_rejects_a_schema_that_is_not_the_judges(stand_in, chat_model):
     judge = make_judge(stand_in, chat_model)
-    stand_in.schema = {**judge._schema, "required": ["score"]}
+    stand_in.schema = {**judge.response_schema, "required": ["score"]}
     stand_in.script(json_schema_reply("Correct.", True))
 
     with pytest.raises((openai.InternalServerError, EvaluationFailure)) as caught:

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
-from typing_extensions import NotRequired, Protocol, TypedDict
 
 from langchain_evals_port.string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
+
+from ._openevals_json import create_async_json_match_evaluator, create_json_match_evaluator
+from ._shared import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator, named_async
 
 if TYPE_CHECKING:
     from langchain_evals_port.judge import FewShotExample, LLMJudge
@@ -30,50 +32,16 @@ __all__ = [
     "SimpleAsyncEvaluator",
     "SimpleEvaluator",
     "create_async_embedding_similarity_evaluator",
+    "create_async_json_match_evaluator",
     "create_async_llm_as_judge",
     "create_embedding_similarity_evaluator",
+    "create_json_match_evaluator",
     "create_llm_as_judge",
     "exact_match",
     "exact_match_async",
     "levenshtein_distance",
     "levenshtein_distance_async",
 ]
-
-
-class EvaluatorResult(TypedDict):
-    """OpenEvals' result dict; a non-verdict outcome is described inside ``metadata``."""
-
-    key: str
-    score: float | bool | None
-    comment: str | None
-    metadata: dict[str, Any] | None
-    source_run_id: NotRequired[str]
-
-
-class SimpleEvaluator(Protocol):
-    """An OpenEvals-style synchronous evaluator."""
-
-    def __call__(
-        self,
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> EvaluatorResult | list[EvaluatorResult]: ...
-
-
-class SimpleAsyncEvaluator(Protocol):
-    """An OpenEvals-style asynchronous evaluator."""
-
-    async def __call__(
-        self,
-        *,
-        inputs: Any = None,
-        outputs: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> EvaluatorResult | list[EvaluatorResult]: ...
 
 
 _EXACT_MATCH = ExactMatch()
@@ -136,7 +104,7 @@ def create_async_embedding_similarity_evaluator(
 ) -> SimpleAsyncEvaluator:
     """OpenEvals' async factory; the evaluator awaits ``aembed_documents``."""
     evaluator = _embedding_evaluator(model, algorithm)
-    return cast(SimpleAsyncEvaluator, _named_async(evaluator.acall, evaluator.get_name()))
+    return cast(SimpleAsyncEvaluator, named_async(evaluator.acall, evaluator.get_name()))
 
 
 def _embedding_evaluator(model: str | Embeddings, algorithm: str) -> EmbeddingSimilarity:
@@ -193,8 +161,8 @@ def create_async_llm_as_judge(
     own async path."""
     llm_judge = _llm_judge(locals())
     if llm_judge.has_output_schema:
-        return _named_async(llm_judge.aevaluate_raw, llm_judge.get_name())
-    return cast(SimpleAsyncEvaluator, _named_async(llm_judge.acall, llm_judge.get_name()))
+        return named_async(llm_judge.aevaluate_raw, llm_judge.get_name())
+    return cast(SimpleAsyncEvaluator, named_async(llm_judge.acall, llm_judge.get_name()))
 
 
 def _llm_judge(arguments: dict[str, Any]) -> LLMJudge:
@@ -222,16 +190,3 @@ def _llm_judge(arguments: dict[str, Any]) -> LLMJudge:
         output_schema=arguments["output_schema"],
         structured_output_method=method,
     )
-
-
-def _named_async(call: Callable[..., Awaitable[Any]], name: str) -> Callable[..., Awaitable[Any]]:
-    # LangSmith names an evaluator's run after the function's __name__.
-    async def evaluate(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        return await call(
-            inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **kwargs
-        )
-
-    evaluate.__name__ = evaluate.__qualname__ = name
-    return evaluate

@@ -10,7 +10,7 @@ from langchain_evals_port.core.errors import JudgeOutputError
 
 from ._attachments import Attachment
 from ._judge import LLMJudge
-from ._model import JudgeModel, set_default_judge
+from ._model import JudgeModel, default_judge_configured, set_default_judge
 from ._render import FewShotExample, PromptSource
 from ._structured import StructuredOutputMode, extract_json
 
@@ -22,6 +22,7 @@ __all__ = [
     "LLMJudge",
     "PromptSource",
     "StructuredOutputMode",
+    "default_judge_configured",
     "extract_json",
     "set_default_judge",
 ]

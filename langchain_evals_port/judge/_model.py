@@ -76,6 +76,12 @@ class ResolvedJudge:
         return self._structured[key]
 
 
+def default_judge_configured() -> bool:
+    """Whether evaluators built without a model have a judge to use (``set_default_judge``
+    or the ``LANGCHAIN_EVALS_JUDGE`` environment variable)."""
+    return bool(_default_judge) or bool(os.environ.get(ENV_VAR))
+
+
 def resolve_judge(model: JudgeModel | None) -> Runnable[Any, Any]:
     """The runnable chat model to judge with: ``model``, the default judge, or the
     environment's; a clear error when there is none."""

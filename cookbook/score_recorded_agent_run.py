@@ -4,7 +4,7 @@ The run was exported as OpenAI-style messages (as a LangSmith trace export or a 
 state dump would give you). No API key is needed: the embedding model is the project's
 offline ``HashingEmbeddings``; swap in any LangChain ``Embeddings`` for real use.
 
-Run it with ``bash scripts/demo.sh`` (or ``python cookbook/score_recorded_agent_run.py``).
+Run it with ``.venv/bin/python cookbook/score_recorded_agent_run.py``.
 """
 
 from __future__ import annotations

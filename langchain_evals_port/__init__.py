@@ -50,15 +50,29 @@ from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
 
 if TYPE_CHECKING:
     from . import prompts
+    from .json_match import JsonMatch
     from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
+    from .trajectory import (
+        GraphTrajectoryLLMJudge,
+        GraphTrajectoryMatch,
+        TrajectoryLLMJudge,
+        TrajectoryMatch,
+        extract_graph_trajectory,
+    )
 
-# The judge family pulls in LangChain's prompt templates; it loads on first use so that
-# ``import langchain_evals_port`` stays cheap for the deterministic evaluators.
+# The families load on first use (the judge pulls in LangChain's prompt templates), so that
+# ``import langchain_evals_port`` stays cheap.
 _LAZY = {
     "Attachment": "judge",
     "FewShotExample": "judge",
     "LLMJudge": "judge",
     "set_default_judge": "judge",
+    "JsonMatch": "json_match",
+    "TrajectoryMatch": "trajectory",
+    "TrajectoryLLMJudge": "trajectory",
+    "GraphTrajectoryMatch": "trajectory",
+    "GraphTrajectoryLLMJudge": "trajectory",
+    "extract_graph_trajectory": "trajectory",
     "prompts": None,
 }
 
@@ -96,6 +110,9 @@ __all__ = [
     "FailureCode",
     "FewShotExample",
     "FunctionEvaluator",
+    "GraphTrajectoryLLMJudge",
+    "GraphTrajectoryMatch",
+    "JsonMatch",
     "JudgeOutputError",
     "LLMJudge",
     "LevenshteinDistance",
@@ -104,6 +121,8 @@ __all__ = [
     "Outcome",
     "Score",
     "ScorerOutput",
+    "TrajectoryLLMJudge",
+    "TrajectoryMatch",
     "canonical_equal",
     "canonical_json",
     "canonical_text",
@@ -111,6 +130,7 @@ __all__ = [
     "current_tracer",
     "eval_scope",
     "evaluator",
+    "extract_graph_trajectory",
     "message_to_openai",
     "prompts",
     "set_default_judge",

@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
-# The main job: score a recorded agent run offline and print the results.
+# The main job: check a recorded LangGraph agent run's trajectory offline and print the results.
 source "$(dirname "${BASH_SOURCE[0]}")/_bootstrap.sh"
-exec "$PY" cookbook/score_recorded_agent_run.py "$@"
+exec "$PY" cookbook/check_agent_trajectory.py "$@"

@@ -22,6 +22,20 @@ from langchain_core.runnables import Runnable
 from langchain_evals_port.string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
 
 from ._openevals_json import create_async_json_match_evaluator, create_json_match_evaluator
+from ._openevals_trajectory import (
+    create_async_trajectory_llm_as_judge,
+    create_async_trajectory_match_evaluator,
+    create_trajectory_llm_as_judge,
+    create_trajectory_match_evaluator,
+    trajectory_strict_match,
+    trajectory_strict_match_async,
+    trajectory_subset,
+    trajectory_subset_async,
+    trajectory_superset,
+    trajectory_superset_async,
+    trajectory_unordered_match,
+    trajectory_unordered_match_async,
+)
 from ._shared import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator, named_async
 
 if TYPE_CHECKING:
@@ -34,13 +48,25 @@ __all__ = [
     "create_async_embedding_similarity_evaluator",
     "create_async_json_match_evaluator",
     "create_async_llm_as_judge",
+    "create_async_trajectory_llm_as_judge",
+    "create_async_trajectory_match_evaluator",
     "create_embedding_similarity_evaluator",
     "create_json_match_evaluator",
     "create_llm_as_judge",
+    "create_trajectory_llm_as_judge",
+    "create_trajectory_match_evaluator",
     "exact_match",
     "exact_match_async",
     "levenshtein_distance",
     "levenshtein_distance_async",
+    "trajectory_strict_match",
+    "trajectory_strict_match_async",
+    "trajectory_subset",
+    "trajectory_subset_async",
+    "trajectory_superset",
+    "trajectory_superset_async",
+    "trajectory_unordered_match",
+    "trajectory_unordered_match_async",
 ]
 
 

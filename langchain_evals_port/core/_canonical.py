@@ -233,7 +233,8 @@ _MESSAGE_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "nam
 
 
 def _is_message_dict(value: Mapping[Any, Any]) -> bool:
-    return value.get("role") in _ROLES and value.keys() <= _MESSAGE_KEYS
+    role = value.get("role")
+    return isinstance(role, str) and role in _ROLES and value.keys() <= _MESSAGE_KEYS
 
 
 def _message(message: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Check a built wheel: every package module, py.typed, and the declared entry points."""
+"""Check a built wheel: every package file (modules and data such as the prompt manifest),
+py.typed, and the declared entry points."""
 
 from __future__ import annotations
 
@@ -24,8 +25,12 @@ def main(wheel_path: str) -> int:
             "",
         )
     problems = []
-    sources = {p.relative_to(ROOT).as_posix() for p in (ROOT / PACKAGE).rglob("*.py")}
-    problems += [f"missing module {name}" for name in sorted(sources - names)]
+    sources = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / PACKAGE).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    problems += [f"missing file {name}" for name in sorted(sources - names)]
     if f"{PACKAGE}/py.typed" not in names:
         problems.append("missing py.typed")
     problems += [f"unexpected file {n}" for n in sorted(names) if n.startswith("tests/")]
@@ -44,7 +49,7 @@ def main(wheel_path: str) -> int:
         print(f"check_wheel: {problem}", file=sys.stderr)
     count = sum(len(entries) for entries in declared.values())
     name = Path(wheel_path).name
-    print(f"check_wheel: {name}: {len(sources)} modules, py.typed, {count} entry points")
+    print(f"check_wheel: {name}: {len(sources)} package files, py.typed, {count} entry points")
     return 1 if problems else 0
 
 

@@ -85,14 +85,14 @@ def _call(entries: Sequence[Entry], rubric: Mapping[str, str], use_reasoning: bo
     }
     schema = {
         "type": "object",
-        "title": "structured_match_score",
-        "description": "Scores measuring the accuracy of structured outputs",
+        "title": "field_grades",
+        "description": "A grade for each field of the output, by its criterion.",
         "properties": properties,
         "required": list(properties),
         "additionalProperties": False,
     }
     variables = {
-        "rubric": "".join(f"Key: {name}, Criteria: {rubric[name]}\n" for name in names),
+        "rubric": "".join(f"- {name}: {rubric[name]}\n" for name in names),
         "outputs": "\n".join(
             f"{entry.raw_key}: {canonical_text(entry.output, name=entry.raw_key)}"
             for entry in entries
@@ -108,7 +108,7 @@ def _call(entries: Sequence[Entry], rubric: Mapping[str, str], use_reasoning: bo
 def _grade_schema(name: str, criterion: str, use_reasoning: bool) -> dict[str, Any]:
     score = {
         "type": "boolean",
-        "description": f"Does the output for key {name}, follow the criteria? {criterion}",
+        "description": f"True when field {name} meets its criterion: {criterion}",
     }
     if not use_reasoning:
         return score
@@ -117,7 +117,7 @@ def _grade_schema(name: str, criterion: str, use_reasoning: bool) -> dict[str, A
         "properties": {
             "reasoning": {
                 "type": "string",
-                "description": f"Reasoning for the score you assigned to key {name}",
+                "description": f"Why field {name} does or does not meet its criterion.",
             },
             "score": score,
         },

@@ -31,15 +31,14 @@ from ._structured import (
 )
 
 _CONTINUOUS = (
-    "A number that represents the degree to which the criteria in the prompt are met, from 0.0 "
-    "to 1.0. 1.0 means the criteria are met perfectly. 0.0 means none of the criteria are met, "
-    "0.5 means exactly half of the criteria are met."
+    "How well the output meets the prompt's criteria, from 0.0 (not at all) to 1.0 (fully); "
+    "0.5 means half of them are met."
 )
-_CHOICES = "A number that represents the degree to which the criteria in the prompt are met."
-_BOOLEAN = "A score that is true if criteria in the prompt are met, and false otherwise."
+_CHOICES = "How well the output meets the prompt's criteria, as one of the allowed values."
+_BOOLEAN = "true when the output meets the prompt's criteria, false when it does not."
 _REASONING = (
-    "A human-readable explanation of the score. You MUST end the reasoning with a sentence "
-    "that says: Thus, the score should be: SCORE_YOU_ASSIGN."
+    "Your step-by-step reasoning about the criteria, written before you decide the score, "
+    "ending with a sentence that states the score you give."
 )
 
 

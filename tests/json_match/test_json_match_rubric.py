@@ -66,7 +66,7 @@ def test_without_an_aggregator_each_rubric_key_gets_its_own_call_and_schema():
         ["name_0", "name_1"],
     ]
     prompt = model.calls[0].messages[-1].text
-    assert "Key: city, Criteria: Same city, ignoring case." in prompt
+    assert "- city: Same city, ignoring case." in prompt
     assert "name" not in prompt
 
 

@@ -76,6 +76,11 @@ class LLMJudge(Evaluator):
         structured_output_method: Force the ``with_structured_output`` method (e.g.
             ``"function_calling"``); by default ``"json_schema"`` for OpenAI-style providers
             and the provider's own default otherwise.
+        prompt_without_reference: A second prompt, used for evaluations that pass no
+            ``reference_outputs`` (e.g. a trajectory prompt with and without a reference).
+
+    Subclasses adapt requests by overriding ``prepare_request`` (called before every
+    rendering, for ``invoke``, ``ainvoke`` and ``evaluate_raw`` alike).
 
     Example:
         >>> from langchain_evals_port.testing import ScriptedChatModel
@@ -102,10 +107,14 @@ class LLMJudge(Evaluator):
     )
     structured_output_mode: StructuredOutputMode = "auto"
     structured_output_method: str | None = None
+    prompt_without_reference: Annotated[PromptSource | None, SkipValidation] = Field(
+        default=None, exclude=True
+    )
 
     model_config = ConfigDict(arbitrary_types_allowed=True, populate_by_name=True)
 
     _plan: _Plan = PrivateAttr()
+    _plan_without_reference: _Plan | None = PrivateAttr(default=None)
     _resolved: ResolvedJudge | None = PrivateAttr(default=None)
 
     @field_validator("model")
@@ -141,16 +150,11 @@ class LLMJudge(Evaluator):
         else:
             schema = custom
             schema_json, validate = _custom_schema(custom)
-        entry = getattr(self.prompt, "entry", None)
-        self._plan = _Plan(
-            prompt=Template.parse(self.prompt) if isinstance(self.prompt, str) else self.prompt,
-            prompt_name=_prompt_name(self.prompt),
-            optional=tuple(getattr(entry, "optional_variables", ())),
-            schema=schema,
-            schema_json=schema_json,
-            validate=validate,
-            custom=custom is not None,
-        )
+        self._plan = _plan(self.prompt, schema, schema_json, validate, custom is not None)
+        if self.prompt_without_reference is not None:
+            self._plan_without_reference = _plan(
+                self.prompt_without_reference, schema, schema_json, validate, custom is not None
+            )
         if self.name is None:
             key = self.feedback_key
             self.name = "llm_as_judge" if key == "score" else f"llm_as_{key}_judge"
@@ -209,9 +213,17 @@ class LLMJudge(Evaluator):
         conversation, _ = self._conversation(request)
         return (await run_async(conversation, ensure_config())).parsed
 
+    def prepare_request(self, request: EvalRequest) -> EvalRequest:
+        """The request as the prompt should see it; subclasses override this to reshape
+        values (the base judge passes the request through)."""
+        return request
+
     def _conversation(self, request: EvalRequest) -> tuple[Conversation, ResolvedJudge]:
         judge = self._judge()
+        request = self.prepare_request(request)
         plan = self._plan
+        if self._plan_without_reference is not None and not request.reference_outputs:
+            plan = self._plan_without_reference
         messages = build_messages(
             plan.prompt,
             request,
@@ -306,6 +318,35 @@ class LLMJudge(Evaluator):
         elif not isinstance(score, bool):
             return f"score {score!r} is not true or false"
         return None
+
+
+def _plan(
+    prompt: PromptSource,
+    schema: Any,
+    schema_json: dict[str, Any],
+    validate: Validator,
+    custom: bool,
+) -> _Plan:
+    if not isinstance(prompt, (str, ChatPromptTemplate)) and not callable(prompt):
+        raise ValueError(
+            "prompt must be a template string, a ChatPromptTemplate or a callable returning "
+            f"messages, got {type(prompt).__name__}"
+        )
+    entry: Any = getattr(prompt, "entry", None)
+    if getattr(entry, "classifies", False) and not custom:
+        raise ValueError(
+            f"{entry.name} asks for a label, not a score: pass output_schema=... describing "
+            "the label and read it with evaluate_raw(...)"
+        )
+    return _Plan(
+        prompt=Template.parse(prompt) if isinstance(prompt, str) else prompt,
+        prompt_name=_prompt_name(prompt),
+        optional=tuple(getattr(entry, "optional_variables", ())),
+        schema=schema,
+        schema_json=schema_json,
+        validate=validate,
+        custom=custom,
+    )
 
 
 def _is_number(value: Any) -> bool:

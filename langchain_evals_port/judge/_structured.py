@@ -10,8 +10,8 @@ Three modes:
   chatty replies with trailing prose work), then validated.
 * ``auto`` (default) — ``native``, falling back to ``prompted`` only when the provider
   rejects or cannot apply the schema (an HTTP 400/422, or no structured-output support) —
-  never on a timeout, a rate limit or a network error, which propagate. The fallback is
-  remembered for that model.
+  never on a timeout, a rate limit or a network error, which propagate. A fallback that
+  then succeeds is remembered for that model.
 
 A reply that is not valid (no JSON, no score, wrong type, out of range, empty) gets one
 repair prompt quoting the problem; after that ``JudgeOutputError`` carries the raw reply.
@@ -91,10 +91,14 @@ def ask_for_json(
                     "structured_output_mode='prompted' to put the schema in the prompt instead",
                     code="provider_error",
                 ) from error
-            judge.prompted = True
         else:
             reply.path = judge.method or "provider_default"
             return (yield from _settle_native(structured, messages, answer, validate, reply))
+        # Only a rejection that the prompted path then gets past is remembered, so one odd
+        # 400 does not switch the model off native structured output for good.
+        reply = yield from _prompted(judge.model, messages, schema_json, validate, reply)
+        judge.prompted = True
+        return reply
     return (yield from _prompted(judge.model, messages, schema_json, validate, reply))
 
 

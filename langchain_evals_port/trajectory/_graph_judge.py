@@ -13,10 +13,9 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from langchain_core.runnables import RunnableConfig
 from pydantic import Field, SkipValidation
 
-from langchain_evals_port.core import EvalRequest, Score, canonical_value
+from langchain_evals_port.core import EvalRequest, canonical_value
 from langchain_evals_port.core.errors import CanonicalizationError, EvaluatorInputError
 from langchain_evals_port.judge import LLMJudge, PromptSource
 from langchain_evals_port.trajectory._graph import (
@@ -143,13 +142,8 @@ class GraphTrajectoryLLMJudge(LLMJudge):
     )
     feedback_key: str = "graph_trajectory_accuracy"
 
-    def _score(self, request: EvalRequest, config: RunnableConfig) -> Score:
-        return super()._score(self._with_thread(request), config)
-
-    async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> Score:
-        return await super()._ascore(self._with_thread(request), config)
-
-    def _with_thread(self, request: EvalRequest) -> EvalRequest:
+    def prepare_request(self, request: EvalRequest) -> EvalRequest:
+        """The request with the thread rendered turn by turn as ``thread``."""
         (outputs,) = request.require("outputs", evaluator=self.get_name())
         if "thread" in request.variables:
             raise EvaluatorInputError(

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-from pydantic import Field, PrivateAttr, SkipValidation
+from pydantic import Field, SkipValidation
 
 from langchain_evals_port.core import EvalRequest, to_openai_messages
 from langchain_evals_port.core.errors import MessageFormatError
 from langchain_evals_port.judge import LLMJudge, PromptSource
-
-if TYPE_CHECKING:
-    from langchain_evals_port.judge._structured import Conversation
 
 
 def _with_reference_prompt() -> PromptSource:
     from langchain_evals_port import prompts
 
     return prompts.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
+
+
+def _without_reference_prompt() -> PromptSource:
+    from langchain_evals_port import prompts
+
+    return prompts.TRAJECTORY_ACCURACY_PROMPT
 
 
 class TrajectoryLLMJudge(LLMJudge):
@@ -45,34 +48,27 @@ class TrajectoryLLMJudge(LLMJudge):
     prompt: Annotated[PromptSource, SkipValidation] = Field(
         default_factory=_with_reference_prompt, exclude=True
     )
+    prompt_without_reference: Annotated[PromptSource | None, SkipValidation] = Field(
+        default_factory=_without_reference_prompt, exclude=True
+    )
     feedback_key: str = "trajectory_accuracy"
 
-    _without_reference: LLMJudge | None = PrivateAttr(default=None)
-
     def model_post_init(self, context: Any, /) -> None:
-        """Prepare the judge that grades without a reference when no prompt was given."""
+        """A prompt given by the caller is used for every evaluation."""
+        if "prompt" in self.model_fields_set and "prompt_without_reference" not in (
+            self.model_fields_set
+        ):
+            self.prompt_without_reference = None
         super().model_post_init(context)
-        if "prompt" not in self.model_fields_set:
-            from langchain_evals_port import prompts
 
-            # The same configuration; only the prompt differs.
-            fields = {name: getattr(self, name) for name in LLMJudge.model_fields}
-            fields["prompt"] = prompts.TRAJECTORY_ACCURACY_PROMPT
-            self._without_reference = LLMJudge(**fields)
-
-    # ``LLMJudge._conversation`` is where a judge turns a request into the model's messages
-    # (for ``invoke``, ``ainvoke`` and ``evaluate_raw`` alike): the one hook needed to read
-    # the trajectories and pick the prompt per call.
-    def _conversation(self, request: EvalRequest) -> tuple[Conversation, Any]:
-        request = request.model_copy(
+    def prepare_request(self, request: EvalRequest) -> EvalRequest:
+        """Both trajectories as OpenAI-style message lists, whatever shape they came in."""
+        return request.model_copy(
             update={
                 "outputs": _readable(request.outputs, "outputs"),
                 "reference_outputs": _readable(request.reference_outputs, "reference_outputs"),
             }
         )
-        if self._without_reference is not None and not request.reference_outputs:
-            return self._without_reference._conversation(request)
-        return super()._conversation(request)
 
 
 def _readable(trajectory: Any, side: str) -> Any:

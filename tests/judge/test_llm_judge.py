@@ -470,3 +470,60 @@ def test_conversation_prompts_take_a_message_list():
     judge(outputs=[HumanMessage("thanks, that fixed it!"), AIMessage("Glad to help")])
     text = model.calls[0].messages[0].content
     assert '"content": "thanks, that fixed it!"' in text
+
+
+def test_a_fallback_is_remembered_only_when_the_prompted_call_succeeds():
+    judge, model = judge_with(
+        ScriptedProviderError.bad_request("odd request"),
+        "no JSON",
+        "still no JSON",
+        VERDICT,
+        on_error="record",
+    )
+    assert judge.evaluate(outputs="x").error_code == "judge_parse_failure"
+    assert judge.evaluate(outputs="y").score is True
+    assert [c.kind for c in model.calls] == ["structured", "chat", "chat", "structured"]
+
+
+def test_classifying_catalog_prompts_need_an_output_schema():
+    from langchain_evals_port import prompts
+
+    with pytest.raises(ValueError, match="LANGUAGE_DETECTION_PROMPT asks for a label"):
+        LLMJudge(prompt=prompts.LANGUAGE_DETECTION_PROMPT, model=ScriptedChatModel([]))
+    judge = LLMJudge(
+        prompt=prompts.LANGUAGE_DETECTION_PROMPT,
+        model=ScriptedChatModel([{"language": "German"}]),
+        output_schema={"type": "object", "properties": {"language": {"type": "string"}}},
+    )
+    assert judge.evaluate_raw(outputs=[{"role": "user", "content": "Guten Tag"}]) == {
+        "language": "German"
+    }
+
+
+def test_a_prompt_of_the_wrong_type_fails_at_construction():
+    with pytest.raises(ValueError, match="prompt must be a template string"):
+        LLMJudge(prompt=123, model=ScriptedChatModel([]))
+
+
+def test_prompt_without_reference_is_used_when_no_reference_is_given():
+    judge, model = judge_with(
+        VERDICT,
+        VERDICT,
+        prompt="With {reference_outputs}: {outputs}",
+        prompt_without_reference="Alone: {outputs}",
+    )
+    judge(outputs="x")
+    judge(outputs="x", reference_outputs="y")
+    assert [c.messages[0].content for c in model.calls] == ["Alone: x", "With y: x"]
+
+
+def test_prepare_request_reshapes_every_path():
+    class Upper(LLMJudge):
+        def prepare_request(self, request):
+            return request.model_copy(update={"outputs": request.outputs.upper()})
+
+    model = ScriptedChatModel([VERDICT, VERDICT])
+    judge = Upper(prompt="{outputs}", model=model)
+    judge(outputs="a")
+    judge.evaluate_raw(outputs="b")
+    assert [c.messages[0].content for c in model.calls] == ["A", "B"]

@@ -180,3 +180,14 @@ def test_default_prompt_is_our_own_text():
     assert shared == []
     assert "{thread}" in GRAPH_TRAJECTORY_PROMPT
     assert "{reference_outputs}" in GRAPH_TRAJECTORY_PROMPT
+
+
+def test_evaluate_raw_renders_the_thread_too():
+    from langchain_evals_port.testing import ScriptedChatModel
+    from langchain_evals_port.trajectory import GraphTrajectoryLLMJudge
+
+    model = ScriptedChatModel([{"reasoning": "Fine.", "score": True}])
+    judge = GraphTrajectoryLLMJudge(model=model)
+    raw = judge.evaluate_raw(outputs=[["agent", "tools", "agent"]])
+    assert raw == {"reasoning": "Fine.", "score": True}
+    assert "tools" in model.calls[0].messages[-1].text

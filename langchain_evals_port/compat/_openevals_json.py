@@ -15,6 +15,8 @@ from langchain_core.runnables import Runnable
 
 from langchain_evals_port.json_match import JsonMatch
 
+from ._shared import judge_model, named_async
+
 if TYPE_CHECKING:
     from ._shared import SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -61,25 +63,18 @@ def create_async_json_match_evaluator(
     rubric keys run concurrently, through the model's own async path."""
     # Imported here: compat.openevals re-exports this module, so a top-level import would
     # be circular.
-    from ._shared import named_async
-
     evaluator = _json_match(locals())
     return cast("SimpleAsyncEvaluator", named_async(evaluator.acall, evaluator.get_name()))
 
 
 def _json_match(arguments: dict[str, Any]) -> JsonMatch:
-    judge = arguments["judge"]
-    if judge is not None and not isinstance(judge, Runnable):
-        raise ValueError(
-            "judge must be a LangChain chat model; a raw OpenAI client is not supported here, "
-            "wrap the model in langchain_openai.ChatOpenAI instead"
-        )
+    judge = judge_model(arguments["judge"], arguments["model"])
     return JsonMatch(
         aggregator=arguments["aggregator"],
         list_aggregator=arguments["list_aggregator"],
         rubric=dict(arguments["rubric"]),
         exclude_keys=list(arguments["exclude_keys"]),
-        model=judge if judge is not None else arguments["model"],
+        model=judge,
         use_reasoning=arguments["use_reasoning"],
         list_match_mode=arguments["list_match_mode"],
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from langchain_core.runnables import Runnable
 from typing_extensions import NotRequired, Protocol, TypedDict
 
 
@@ -56,3 +57,16 @@ def named_async(call: Callable[..., Awaitable[Any]], name: str) -> Callable[...,
 
     evaluate.__name__ = evaluate.__qualname__ = name
     return evaluate
+
+
+def judge_model(judge: Any, model: str | None) -> Any:
+    """The model an OpenEvals-style factory's ``judge=``/``model=`` arguments name: ``judge``
+    (a LangChain chat model) when given, else the ``model`` string (or None)."""
+    if judge is None:
+        return model
+    if not isinstance(judge, Runnable):
+        raise ValueError(
+            "judge must be a LangChain chat model; a raw OpenAI client is not supported here, "
+            "wrap the model in langchain_openai.ChatOpenAI instead"
+        )
+    return judge

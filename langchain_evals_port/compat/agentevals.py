@@ -28,6 +28,7 @@ from langchain_evals_port.compat._shared import (
     EvaluatorResult,
     SimpleAsyncEvaluator,
     SimpleEvaluator,
+    judge_model,
     named_async,
 )
 from langchain_evals_port.trajectory._graph import (
@@ -159,15 +160,10 @@ def create_async_graph_trajectory_llm_as_judge(
 
 
 def _graph_judge(arguments: dict[str, Any]) -> GraphTrajectoryLLMJudge:
-    judge = arguments["judge"]
-    if judge is not None and not isinstance(judge, Runnable):
-        raise ValueError(
-            "judge must be a LangChain chat model; a raw OpenAI client is not supported here, "
-            "wrap the model in langchain_openai.ChatOpenAI instead"
-        )
+    judge = judge_model(arguments["judge"], arguments["model"])
     return GraphTrajectoryLLMJudge(
         prompt=arguments["prompt"],
-        model=judge if judge is not None else arguments["model"],
+        model=judge,
         feedback_key=arguments["feedback_key"],
         continuous=arguments["continuous"],
         choices=arguments["choices"],

@@ -36,7 +36,13 @@ from ._openevals_trajectory import (
     trajectory_unordered_match,
     trajectory_unordered_match_async,
 )
-from ._shared import EvaluatorResult, SimpleAsyncEvaluator, SimpleEvaluator, named_async
+from ._shared import (
+    EvaluatorResult,
+    SimpleAsyncEvaluator,
+    SimpleEvaluator,
+    judge_model,
+    named_async,
+)
 
 if TYPE_CHECKING:
     from langchain_evals_port.judge import FewShotExample, LLMJudge
@@ -194,19 +200,14 @@ def create_async_llm_as_judge(
 def _llm_judge(arguments: dict[str, Any]) -> LLMJudge:
     from langchain_evals_port.judge import LLMJudge
 
-    judge = arguments["judge"]
-    if judge is not None and not isinstance(judge, Runnable):
-        raise ValueError(
-            "judge must be a LangChain chat model; a raw OpenAI client is not supported here, "
-            "wrap the model in langchain_openai.ChatOpenAI instead"
-        )
+    judge = judge_model(arguments["judge"], arguments["model"])
     extra = dict(arguments["structured_output_kwargs"] or {})
     method = extra.pop("method", None)
     if extra:
         raise ValueError(f"structured_output_kwargs supports only 'method', got {sorted(extra)}")
     return LLMJudge(
         prompt=arguments["prompt"],
-        model=judge if judge is not None else arguments["model"],
+        model=judge,
         feedback_key=arguments["feedback_key"],
         system=arguments["system"],
         continuous=arguments["continuous"],

@@ -61,8 +61,6 @@ def create_async_json_match_evaluator(
 ) -> SimpleAsyncEvaluator:
     """OpenEvals' ``create_async_json_match_evaluator``: the judge's calls for separate
     rubric keys run concurrently, through the model's own async path."""
-    # Imported here: compat.openevals re-exports this module, so a top-level import would
-    # be circular.
     evaluator = _json_match(locals())
     return cast("SimpleAsyncEvaluator", named_async(evaluator.acall, evaluator.get_name()))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import mimetypes
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -88,14 +89,25 @@ def attachment_block(item: Any, index: int) -> dict[str, Any]:
         if "type" in item:
             return dict(item)
         if "mime_type" in item and "data" in item:
-            return _openevals_attachment(item["mime_type"], item["data"])
+            return _openevals_attachment(item["mime_type"], item["data"], index)
     raise EvaluatorInputError(
         f"attachments[{index}] is a {type(item).__name__}; expected an Attachment, a URL, a "
         "content block dict with a 'type', or a dict with 'mime_type' and 'data'"
     )
 
 
-def _openevals_attachment(mime_type: str, data: str) -> dict[str, Any]:
+def _openevals_attachment(mime_type: Any, data: Any, index: int) -> dict[str, Any]:
+    if not isinstance(mime_type, str) or not isinstance(data, str):
+        raise EvaluatorInputError(
+            f"attachments[{index}] needs a string 'mime_type' and a string 'data' (a data: URL "
+            "or base64 text)"
+        )
     if data.startswith("data:"):
         return Attachment.from_url(data, mime_type).content_block()
-    return Attachment(mime_type=mime_type, data=base64.b64decode(data)).content_block()
+    try:
+        decoded = base64.b64decode(data, validate=True)
+    except binascii.Error as error:
+        raise EvaluatorInputError(
+            f"attachments[{index}].data is neither a data: URL nor valid base64 ({error})"
+        ) from error
+    return Attachment(mime_type=mime_type, data=decoded).content_block()

@@ -16,7 +16,7 @@ from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
-from langchain_evals_port.core.errors import EvaluatorInputError
+from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._model import JudgeModel, ResolvedJudge, checked_model, resolve_judge
 from ._render import FewShotExample, PromptSource, Template, build_messages
@@ -174,11 +174,13 @@ class LLMJudge(Evaluator):
     # --- scoring ---------------------------------------------------------------------------
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> Score:
+        self._check_scorable()
         started = time.perf_counter()
         conversation, model = self._conversation(request)
         return self._to_score(run_sync(conversation, config), model, started)
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> Score:
+        self._check_scorable()
         started = time.perf_counter()
         conversation, model = self._conversation(request)
         return self._to_score(await run_async(conversation, config), model, started)
@@ -212,6 +214,15 @@ class LLMJudge(Evaluator):
         )
         conversation, _ = self._conversation(request)
         return (await run_async(conversation, ensure_config())).parsed
+
+    def _check_scorable(self) -> None:
+        # Checked before the model is called: a schema without a score cannot be scored.
+        plan = self._plan
+        if plan.custom and "score" not in plan.schema_json.get("properties", {}):
+            raise EvaluatorUsageError(
+                f"judge {self.get_name()!r} has an output schema without a 'score' field; "
+                "read its object with evaluate_raw(...)"
+            )
 
     def prepare_request(self, request: EvalRequest) -> EvalRequest:
         """The request as the prompt should see it; subclasses override this to reshape
@@ -262,11 +273,6 @@ class LLMJudge(Evaluator):
             metadata["token_usage"] = reply.usage
         parsed = reply.parsed
         if self._plan.custom:
-            if "score" not in parsed:
-                raise EvaluatorInputError(
-                    f"judge {self.get_name()!r} has an output schema without a 'score' field; "
-                    "read its object with evaluate_raw(...)"
-                )
             metadata["output"] = parsed
         comment = parsed.get("reasoning")
         return Score(parsed["score"], comment if isinstance(comment, str) else None, metadata)

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 
 from langchain_evals_port.core import EvalRequest, canonical_value, to_langchain_messages
-from langchain_evals_port.core.errors import EvaluatorInputError
+from langchain_evals_port.core.errors import EvaluatorInputError, EvaluatorUsageError
 
 from ._attachments import attachment_block
 
@@ -30,6 +30,10 @@ PromptSource = str | ChatPromptTemplate | Callable[..., Any]
 """A template string, a LangChain chat prompt, or a callable returning messages."""
 
 _NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# A variable name followed by a conversion, a format spec, an index or an attribute.
+_FORMATTED = re.compile(
+    r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*(?:![rsa]|:[^{}]*|\[[^{}]*\]|\.[A-Za-z_])[^{}]*\}"
+)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -74,7 +78,17 @@ class Template:
 
     @classmethod
     def parse(cls, text: str) -> Template:
-        """Parse ``text`` (see the module docstring for the two readings)."""
+        """Parse ``text`` (see the module docstring for the two readings).
+
+        A field that names a variable with a conversion, a format spec or an index
+        (``{outputs!r}``, ``{outputs:>5}``, ``{inputs[0]}``) is an error: it would not be
+        filled, and the judge would see the braces instead of the value.
+        """
+        for match in _FORMATTED.finditer(text):
+            raise EvaluatorUsageError(
+                f"template field {match.group(0)!r} has a conversion, format spec or index; "
+                "templates take plain {name} fields (format the value before passing it)"
+            )
         try:
             fields = list(string.Formatter().parse(text))
             if all(
@@ -117,12 +131,7 @@ def prompt_values(
     prompt_name: str,
 ) -> dict[str, str]:
     """The rendered value of each variable in ``needed``; optional ones default to ``""``."""
-    given: dict[str, Any] = {
-        "inputs": request.inputs,
-        "outputs": request.outputs,
-        "reference_outputs": request.reference_outputs,
-        **request.variables,
-    }
+    given = _named_values(request)
     values: dict[str, str] = {}
     missing = []
     for name in needed:
@@ -140,6 +149,15 @@ def prompt_values(
             f"{', '.join(f'{m}=...' for m in missing)}"
         )
     return values
+
+
+def _named_values(request: EvalRequest) -> dict[str, Any]:
+    return {
+        "inputs": request.inputs,
+        "outputs": request.outputs,
+        "reference_outputs": request.reference_outputs,
+        **request.variables,
+    }
 
 
 def build_messages(
@@ -163,12 +181,9 @@ def build_messages(
             _user_message(prompt, request, blocks, optional, prompt_name)
         ]
     elif isinstance(prompt, ChatPromptTemplate):
-        needed = [*prompt.input_variables, *prompt.optional_variables]
-        values = prompt_values(
-            request, needed, [*optional, *prompt.optional_variables], prompt_name
+        messages = _with_blocks(
+            _render_chat_template(prompt, request, optional, prompt_name), blocks
         )
-        messages = prompt.invoke(values).to_messages()
-        messages = _with_blocks(messages, blocks)
     elif callable(prompt):
         produced = prompt(
             inputs=request.inputs,
@@ -188,6 +203,30 @@ def build_messages(
         examples = "\n".join(example.render() for example in few_shot_examples)
         messages = _append_to_last_user_message(messages, examples, prompt_name)
     return messages
+
+
+def _render_chat_template(
+    prompt: ChatPromptTemplate, request: EvalRequest, optional: Sequence[str], prompt_name: str
+) -> list[BaseMessage]:
+    placeholders = {
+        message.variable_name
+        for message in prompt.messages
+        if isinstance(message, MessagesPlaceholder)
+    }
+    needed = [
+        name
+        for name in (*prompt.input_variables, *prompt.optional_variables)
+        if name not in placeholders
+    ]
+    values: dict[str, Any] = prompt_values(
+        request, needed, [*optional, *prompt.optional_variables], prompt_name
+    )
+    given = _named_values(request)
+    # A MessagesPlaceholder takes the messages themselves, not their JSON text.
+    for name in placeholders:
+        value = given.get(name)
+        values[name] = [] if value is None else to_langchain_messages(value)
+    return prompt.invoke(values).to_messages()
 
 
 def _user_message(

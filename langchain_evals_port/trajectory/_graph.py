@@ -420,6 +420,11 @@ def _current_branch(
     snapshots = [s for s in history if parent_id is None or _child_of(s, parent_id)]
     by_id = {_checkpoint_id(snapshot): snapshot for snapshot in snapshots}
     branch = []
+    if head is not None and head not in by_id:
+        raise EvaluatorInputError(
+            f"checkpoint_id {head!r} is not in the thread's history; pass a checkpoint of "
+            "this thread, or no checkpoint_id for the whole thread"
+        )
     # The history lists the newest checkpoint first.
     current = by_id.get(head) if head is not None else next(iter(snapshots), None)
     while current is not None:

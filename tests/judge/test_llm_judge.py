@@ -10,7 +10,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.prompts.structured import StructuredPrompt
 from pydantic import BaseModel
 
-from langchain_evals_port import EvaluationFailure, EvaluatorInputError
+from langchain_evals_port import EvaluationFailure, EvaluatorInputError, EvaluatorUsageError
 from langchain_evals_port.judge import (
     Attachment,
     FewShotExample,
@@ -342,12 +342,43 @@ def test_invalid_classification_is_repaired_then_fails():
         judge.evaluate_raw(outputs="x")
 
 
-def test_a_custom_schema_without_a_score_cannot_be_scored():
-    judge, _ = judge_with(
+def test_a_custom_schema_without_a_score_cannot_be_scored_and_the_model_is_not_called():
+    judge, model = judge_with(
         {"category": "billing", "urgent": True}, prompt="{outputs}", output_schema=Ticket
     )
-    with pytest.raises(EvaluatorInputError, match="evaluate_raw"):
+    with pytest.raises(EvaluatorUsageError, match="evaluate_raw"):
         judge(outputs="x")
+    assert model.calls == []
+
+
+@pytest.mark.parametrize("field", ["{outputs!r}", "{outputs:>5}", "{inputs[0]}", "{inputs.text}"])
+def test_template_fields_with_formatting_are_rejected(field):
+    with pytest.raises(EvaluatorUsageError, match="conversion, format spec or index"):
+        LLMJudge(prompt=f"Grade {field}", model=ScriptedChatModel([]))
+
+
+def test_messages_placeholders_receive_messages():
+    from langchain_core.prompts import MessagesPlaceholder
+
+    template = ChatPromptTemplate.from_messages(
+        [("system", "Grade the conversation."), MessagesPlaceholder("outputs")]
+    )
+    judge, model = judge_with(VERDICT, prompt=template)
+    judge(outputs=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    assert [m.type for m in model.calls[0].messages] == ["system", "human", "ai"]
+
+
+@pytest.mark.parametrize(
+    ("attachment", "message"),
+    [
+        ({"mime_type": "image/png", "data": "not base64!"}, r"attachments\[0\]\.data is neither"),
+        ({"mime_type": "image/png", "data": b"raw"}, r"attachments\[0\] needs a string"),
+    ],
+)
+def test_malformed_attachment_dicts_are_named(attachment, message):
+    judge, _ = judge_with(VERDICT, prompt="{attachments}")
+    with pytest.raises(EvaluatorInputError, match=message):
+        judge(outputs="x", attachments=[attachment])
 
 
 def test_structured_prompt_schema_is_used():

@@ -436,3 +436,26 @@ def test_a_checkpoint_in_the_config_reads_the_thread_up_to_it(support_thread):
         s for s in graph.get_state_history(config) if not s.next and len(s.values["messages"]) == 6
     )
     assert extract_graph_trajectory(graph, after_second_turn.config).steps == SUPPORT_STEPS[:2]
+
+
+def test_an_unknown_checkpoint_id_is_an_error():
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from typing_extensions import TypedDict
+
+    from langchain_evals_port import EvaluatorInputError
+    from langchain_evals_port.trajectory import extract_graph_trajectory
+
+    class State(TypedDict):
+        n: int
+
+    builder = StateGraph(State)
+    builder.add_node("step", lambda state: {"n": state["n"] + 1})
+    builder.add_edge(START, "step")
+    builder.add_edge("step", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    graph.invoke({"n": 0}, {"configurable": {"thread_id": "t"}})
+    with pytest.raises(EvaluatorInputError, match="checkpoint_id 'nope' is not in the thread"):
+        extract_graph_trajectory(
+            graph, {"configurable": {"thread_id": "t", "checkpoint_id": "nope"}}
+        )

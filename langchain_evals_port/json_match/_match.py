@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from langchain_evals_port.judge import LLMJudge
 
 Reply = Mapping[str, Any] | Exception
+
+# Schemas differ with the number of list rows, so the judges kept per schema are capped.
+_MAX_JUDGES = 64
 
 
 class JsonMatch(Evaluator):
@@ -91,6 +95,7 @@ class JsonMatch(Evaluator):
     default_name: ClassVar[str | None] = "json_match_evaluator"
 
     _paths: KeyPaths = PrivateAttr()
+    _judges: dict[str, LLMJudge] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any, /) -> None:
         """Check the rubric against the judge model and resolve the key paths once."""
@@ -145,15 +150,23 @@ class JsonMatch(Evaluator):
         return plan, calls
 
     def _judge(self, call: JudgeCall) -> LLMJudge:
+        # One judge per output schema, kept across evaluations, so what a judge learns about
+        # its model (auto mode's fallback, the structured runnable) is not thrown away.
         from langchain_evals_port.judge import LLMJudge
 
-        return LLMJudge(
-            prompt=USER_PROMPT,
-            system=SYSTEM_PROMPT,
-            model=self.model,
-            output_schema=call.schema,
-            feedback_key=self.feedback_key,
-        )
+        key = json.dumps(call.schema, sort_keys=True)
+        judge = self._judges.get(key)
+        if judge is None:
+            if len(self._judges) >= _MAX_JUDGES:
+                self._judges.pop(next(iter(self._judges)))
+            judge = self._judges[key] = LLMJudge(
+                prompt=USER_PROMPT,
+                system=SYSTEM_PROMPT,
+                model=self.model,
+                output_schema=call.schema,
+                feedback_key=self.feedback_key,
+            )
+        return judge
 
     def _finish(
         self, plan: Plan, calls: Sequence[JudgeCall], replies: Iterable[Reply]

@@ -245,3 +245,16 @@ def test_same_keys_and_scores_as_openevals_with_a_rubric(options):
     # The prompts are our own wording (OpenEvals' are not copied), with a system message too.
     ours_system, theirs_system = ours_model.calls[0].messages[0], theirs_model.calls[0].messages[0]
     assert ours_system.type == theirs_system.type == "system"
+
+
+def test_a_rejected_schema_is_learnt_once_across_evaluations():
+    reply = '{"city": {"reasoning": "same city", "score": true}}'
+    model = ScriptedChatModel(
+        [ScriptedProviderError.bad_request("unsupported schema"), reply, reply, reply]
+    )
+    matcher = JsonMatch(rubric={"city": "Same city, ignoring case."}, model=model)
+    for _ in range(3):
+        assert (
+            matcher(outputs={"city": "Rome"}, reference_outputs={"city": "rome"})[0]["score"] == 1.0
+        )
+    assert [c.kind for c in model.calls] == ["structured", "chat", "chat", "chat"]

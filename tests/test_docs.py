@@ -33,10 +33,33 @@ def test_markdown_python_blocks_run(path, langsmith_endpoint, monkeypatch):
         exec(code, namespace)
 
 
+# What each example must print (offline), so a wrong score fails the suite, not just a crash.
+EXPECTED = {
+    "check_agent_trajectory.py": [
+        r"trajectory_strict_match\s+True",
+        r"trajectory_in_order_match\s+True",
+        r"trajectory_superset_match\s+False",
+        "differs in passengers: expected 2, got 1",
+    ],
+    "rag_judges.py": [r"groundedness\s+True", r"groundedness\s+False", "'gold'"],
+    "score_recorded_agent_run.py": [
+        r"exact_match\s+verdict\s+True",
+        r"levenshtein_distance\s+verdict\s+0\.805",
+    ],
+    "structured_extraction.py": [r"json_match:customer\s+1\.00", r"json_match:priority\s+0\.50"],
+}
+
+
+def test_every_cookbook_script_has_expectations():
+    assert sorted(EXPECTED) == sorted(p.name for p in SCRIPTS)
+
+
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
-def test_cookbook_scripts_run(script):
+def test_cookbook_scripts_run(script, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip(), f"{script.name} printed nothing"
+    for pattern in EXPECTED[script.name]:
+        assert re.search(pattern, done.stdout), f"{script.name}: no {pattern!r} in\n{done.stdout}"

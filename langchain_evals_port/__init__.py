@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from . import prompts
     from .json_match import JsonMatch
     from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
+    from .simulation import MultiturnSimulation, SimulatedUser
     from .trajectory import (
         GraphTrajectoryLLMJudge,
         GraphTrajectoryMatch,
@@ -68,6 +69,8 @@ _LAZY = {
     "LLMJudge": "judge",
     "set_default_judge": "judge",
     "JsonMatch": "json_match",
+    "MultiturnSimulation": "simulation",
+    "SimulatedUser": "simulation",
     "TrajectoryMatch": "trajectory",
     "TrajectoryLLMJudge": "trajectory",
     "GraphTrajectoryMatch": "trajectory",
@@ -117,10 +120,12 @@ __all__ = [
     "LLMJudge",
     "LevenshteinDistance",
     "MessageFormatError",
+    "MultiturnSimulation",
     "OnError",
     "Outcome",
     "Score",
     "ScorerOutput",
+    "SimulatedUser",
     "TrajectoryLLMJudge",
     "TrajectoryMatch",
     "canonical_equal",

@@ -46,6 +46,12 @@ EXPECTED = {
         r"exact_match\s+verdict\s+True",
         r"levenshtein_distance\s+verdict\s+0\.805",
     ],
+    "simulate_support_conversation.py": [
+        r"human: Hi, my order never arrived\.",
+        r"human: It's order 4411\.",
+        r"issued a full refund",
+        r"task_completion: True",
+    ],
     "structured_extraction.py": [r"json_match:customer\s+1\.00", r"json_match:priority\s+0\.50"],
 }
 

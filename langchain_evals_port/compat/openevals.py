@@ -47,6 +47,13 @@ from ._shared import (
 if TYPE_CHECKING:
     from langchain_evals_port.judge import FewShotExample, LLMJudge
 
+    from ._openevals_simulation import (
+        create_async_llm_simulated_user,
+        create_llm_simulated_user,
+        run_multiturn_simulation,
+        run_multiturn_simulation_async,
+    )
+
 __all__ = [
     "EvaluatorResult",
     "SimpleAsyncEvaluator",
@@ -54,17 +61,21 @@ __all__ = [
     "create_async_embedding_similarity_evaluator",
     "create_async_json_match_evaluator",
     "create_async_llm_as_judge",
+    "create_async_llm_simulated_user",
     "create_async_trajectory_llm_as_judge",
     "create_async_trajectory_match_evaluator",
     "create_embedding_similarity_evaluator",
     "create_json_match_evaluator",
     "create_llm_as_judge",
+    "create_llm_simulated_user",
     "create_trajectory_llm_as_judge",
     "create_trajectory_match_evaluator",
     "exact_match",
     "exact_match_async",
     "levenshtein_distance",
     "levenshtein_distance_async",
+    "run_multiturn_simulation",
+    "run_multiturn_simulation_async",
     "trajectory_strict_match",
     "trajectory_strict_match_async",
     "trajectory_subset",
@@ -217,3 +228,22 @@ def _llm_judge(arguments: dict[str, Any]) -> LLMJudge:
         output_schema=arguments["output_schema"],
         structured_output_method=method,
     )
+
+
+_SIMULATION = frozenset(
+    {
+        "create_async_llm_simulated_user",
+        "create_llm_simulated_user",
+        "run_multiturn_simulation",
+        "run_multiturn_simulation_async",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The simulator is a LangGraph graph; langgraph loads only when it is asked for.
+    if name in _SIMULATION:
+        from . import _openevals_simulation
+
+        return getattr(_openevals_simulation, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

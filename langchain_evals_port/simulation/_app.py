@@ -127,6 +127,10 @@ def with_id(message: BaseMessage) -> BaseMessage:
     return message.model_copy(update={"id": str(uuid.uuid4())})
 
 
+# LangGraph's own default, so an app graph runs as it would when called directly.
+_APP_RECURSION_LIMIT = 25
+
+
 def _config(thread_id: str) -> RunnableConfig:
     # The app runs inside a simulation node, whose config carries LangGraph's own keys; an
     # app graph seeing them would act as a subgraph and keep its memory under a per-turn
@@ -137,7 +141,11 @@ def _config(thread_id: str) -> RunnableConfig:
         for key, value in inherited.items()
         if not key.startswith("__") and key not in _GRAPH_KEYS
     }
-    return {"configurable": {**kept, "thread_id": thread_id}}
+    # The simulation's own recursion limit (sized for its turns) is no limit for the app.
+    return {
+        "configurable": {**kept, "thread_id": thread_id},
+        "recursion_limit": _APP_RECURSION_LIMIT,
+    }
 
 
 def _keys(state: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, TypeAlias
 
 from langchain_core.messages import BaseMessage
@@ -48,7 +49,9 @@ async def aevaluate(
 
     async def one(ev: TrajectoryEvaluator) -> list[EvaluatorResult]:
         try:
-            return _results(await call_async(_acall(ev, trajectory, reference_outputs)), ev)
+            call = _acall(ev, trajectory, reference_outputs)
+            # A sync evaluator (a judge call) runs in the executor so the others overlap it.
+            return _results(await call_async(call, blocking=True), ev)
         except Exception as error:
             return [_failed(ev, error)]
 
@@ -57,16 +60,13 @@ async def aevaluate(
 
 def _call(ev: TrajectoryEvaluator, trajectory: list[BaseMessage], reference: Any) -> Any:
     if isinstance(ev, Evaluator):
-        request = {"outputs": trajectory, "reference_outputs": reference}
-        return lambda: ev.invoke(request)
-    outputs = to_openai_messages(trajectory)
-    return lambda: ev(outputs=outputs, reference_outputs=reference)
+        return partial(ev.invoke, {"outputs": trajectory, "reference_outputs": reference})
+    return partial(ev, outputs=to_openai_messages(trajectory), reference_outputs=reference)
 
 
 def _acall(ev: TrajectoryEvaluator, trajectory: list[BaseMessage], reference: Any) -> Any:
     if isinstance(ev, Evaluator):
-        request = {"outputs": trajectory, "reference_outputs": reference}
-        return lambda: ev.ainvoke(request)
+        return partial(ev.ainvoke, {"outputs": trajectory, "reference_outputs": reference})
     return _call(ev, trajectory, reference)
 
 

@@ -26,7 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from langchain_evals_port.core import EvaluatorResult
 
-from ._app import App, AppAdapter, AppTurn
+from ._app import App, AppAdapter, AppTurn, new_messages
 from ._calls import call_async, call_sync, positional_arity
 from ._evaluate import TrajectoryEvaluator, aevaluate, evaluate
 from ._user import SimulatedUser, UserTurn
@@ -37,8 +37,8 @@ StopReason = Literal["max_turns", "stop_when", "script_exhausted"]
 StopCondition: TypeAlias = Callable[..., Any]
 """``(trajectory, turn)`` or ``(trajectory, turn, state) -> bool``, sync or async."""
 
-# Without max_turns only the stop condition ends a run; LangGraph's recursion limit is the
-# backstop against one that never fires (override it with config={"recursion_limit": ...}).
+# Without max_turns a run that the stop condition never ends stops after this many turns,
+# with stop_reason "max_turns".
 _DEFAULT_TURN_BUDGET = 1000
 # Graph steps per turn: simulated_user, app, stop_check.
 _STEPS_PER_TURN = 3
@@ -168,7 +168,7 @@ class MultiturnSimulation:
 
     def _start(self, config: RunnableConfig | None) -> tuple[SimulationState, RunnableConfig]:
         thread_id = self.thread_id or str(uuid.uuid4())
-        turns = self.max_turns if self.max_turns is not None else _DEFAULT_TURN_BUDGET
+        turns = self._turn_limit
         state: SimulationState = {
             "thread_id": thread_id,
             "trajectory": [],
@@ -230,11 +230,15 @@ class MultiturnSimulation:
         args = (list(state["trajectory"]), state["turn"])
         return (*args, state["app_state"]) if self._stop_takes_state else args
 
+    @property
+    def _turn_limit(self) -> int:
+        return self.max_turns if self.max_turns is not None else _DEFAULT_TURN_BUDGET
+
     def _stop_reason(self, state: SimulationState, fired: bool) -> StopReason | None:
         # The condition is asked even on the last allowed turn, and wins, as in OpenEvals.
         if fired:
             return "stop_when"
-        if self.max_turns is not None and state["turn"] >= self.max_turns:
+        if state["turn"] >= self._turn_limit:
             return "max_turns"
         return None
 
@@ -267,7 +271,10 @@ def _unless_stopped(next_node: str) -> Callable[[SimulationState], str]:
 def _after_user(state: SimulationState, message: BaseMessage | None) -> dict[str, Any]:
     if message is None:
         return {"stop_reason": "script_exhausted"}
-    return {"trajectory": [*state["trajectory"], message]}
+    # A message the trajectory already holds (same id) comes again as a new message.
+    if message.id is not None and any(m.id == message.id for m in state["trajectory"]):
+        message = message.model_copy(update={"id": None})
+    return {"trajectory": [*state["trajectory"], *new_messages([message], state["trajectory"])]}
 
 
 def _after_app(state: SimulationState, turn: AppTurn) -> dict[str, Any]:

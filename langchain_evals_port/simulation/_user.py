@@ -50,17 +50,16 @@ def persona_view(system_prompt: str, trajectory: Sequence[BaseMessage]) -> list[
     """
     view: list[BaseMessage] = [SystemMessage(content=system_prompt)]
     for message in trajectory:
+        # Only the text: provider blocks such as tool_use are tool traffic, and the person
+        # being simulated reads words.
+        text = message.text.strip()
         if message.type == "human":
-            view.append(AIMessage(content=message.content))
-        elif message.type == "ai" and _has_text(message):
-            view.append(HumanMessage(content=message.content))
+            view.append(AIMessage(content=message.text))
+        elif message.type == "ai" and text:
+            view.append(HumanMessage(content=message.text))
     if len(view) == 1:
         view.append(HumanMessage(content=OPENING_REQUEST))
     return view
-
-
-def _has_text(message: BaseMessage) -> bool:
-    return bool(message.text.strip()) if isinstance(message.content, str) else bool(message.content)
 
 
 class SimulatedUser:

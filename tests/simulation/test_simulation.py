@@ -374,3 +374,70 @@ async def test_runnable_app_gets_the_callers_configurable_keys_but_not_langgraph
     simulation.run(config={"configurable": {"user_id": "u1"}})
     await simulation.arun(config={"configurable": {"user_id": "u2"}})
     assert seen == [{"user_id": "u1", "thread_id": "t"}, {"user_id": "u2", "thread_id": "t"}]
+
+
+def test_an_app_graph_gets_its_own_recursion_limit():
+    # Six tool rounds need more graph steps than a one-turn simulation takes for itself.
+    replies = [ToolCallReply("weather", {"city": f"c{i}"}, id=f"call{i}") for i in range(6)]
+    model = ScriptedChatModel([*replies, "done"])
+    result = MultiturnSimulation(
+        app=tool_app(model, InMemorySaver()),
+        user=SimulatedUser.scripted(["weather everywhere?"]),
+        max_turns=1,
+    ).run()
+    assert result.trajectory[-1].text == "done"
+
+
+def test_provider_tool_blocks_stay_out_of_the_users_view():
+    from langchain_evals_port.simulation import persona_view
+
+    tool_use = AIMessage(content=[{"type": "tool_use", "id": "t", "name": "weather", "input": {}}])
+    view = persona_view("You are a customer.", [HumanMessage("hi"), tool_use, AIMessage("Sunny.")])
+    assert [(m.type, m.text) for m in view] == [
+        ("system", "You are a customer."),
+        ("ai", "hi"),
+        ("human", "Sunny."),
+    ]
+
+
+def test_a_repeated_user_message_enters_the_trajectory_twice_with_distinct_ids():
+    message = HumanMessage("again", id="fixed")
+    result = MultiturnSimulation(
+        app=lambda message, thread_id: "ok",
+        user=SimulatedUser.scripted([message, message]),
+        max_turns=2,
+    ).run()
+    users = [m for m in result.trajectory if m.type == "human"]
+    assert [m.text for m in users] == ["again", "again"]
+    assert len({m.id for m in users}) == 2
+
+
+def test_a_stop_condition_that_never_fires_ends_at_the_turn_budget(monkeypatch):
+    from langchain_evals_port.simulation import _simulation
+
+    monkeypatch.setattr(_simulation, "_DEFAULT_TURN_BUDGET", 3)
+    result = MultiturnSimulation(
+        app=lambda message, thread_id: "ok",
+        user=SimulatedUser.from_function(lambda trajectory, turn: "more"),
+        stop_when=lambda trajectory, turn: False,
+    ).run()
+    assert (result.turns, result.stop_reason) == (3, "max_turns")
+
+
+async def test_sync_evaluators_overlap_in_arun():
+    import threading
+
+    # Each evaluator waits for the other two: run one after another, the barrier breaks.
+    barrier = threading.Barrier(3, timeout=5)
+
+    def blocking(*, outputs, reference_outputs=None):
+        barrier.wait()
+        return {"key": "blocking", "score": True}
+
+    result = await MultiturnSimulation(
+        app=lambda message, thread_id: "ok",
+        user=SimulatedUser.scripted(["hi"]),
+        max_turns=1,
+        trajectory_evaluators=[blocking, blocking, blocking],
+    ).arun()
+    assert [(r.outcome, r.score) for r in result.evaluator_results] == [("verdict", True)] * 3

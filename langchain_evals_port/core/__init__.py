@@ -4,15 +4,8 @@ This package knows nothing of judges, ledgers or pytest; every evaluator family 
 """
 
 from ._canonical import canonical_equal, canonical_json, canonical_text, canonical_value
-from ._evaluator import (
-    EvalInput,
-    EvalOutput,
-    Evaluator,
-    FunctionEvaluator,
-    OnError,
-    ScorerOutput,
-    evaluator,
-)
+from ._evaluator import EvalInput, EvalOutput, Evaluator, OnError, ScorerOutput
+from ._function import FunctionEvaluator, evaluator
 from ._messages import message_to_openai, to_langchain_messages, to_openai_messages
 from ._paths import MISSING, get_path, without_paths
 from ._request import EvalRequest

@@ -1,0 +1,25 @@
+"""Reports of evaluation runs, and running many evaluations at once.
+
+``EvalReport`` is an ``EvalTracer``: open ``eval_scope(report)`` around a run (or pass
+``tracer=report``), then ``report.write("evals-report.md")`` for a Markdown table with the
+change against the previous run, its JSON twin (the next run's baseline, in evals4j's format)
+and a self-contained HTML page with a trend chart per feedback key.
+
+``evaluate_many`` / ``aevaluate_many`` evaluate a list of cases with bounded concurrency,
+results in input order, with a progress counter on a terminal.
+
+This package is not imported by ``import langchain_evals_port``; import it explicitly.
+"""
+
+from ._many import aevaluate_many, evaluate_many
+from ._report import SCHEMA_VERSION, EvalReport
+from ._summary import KeySummary, ReportEntry
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "EvalReport",
+    "KeySummary",
+    "ReportEntry",
+    "aevaluate_many",
+    "evaluate_many",
+]

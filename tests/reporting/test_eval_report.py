@@ -1,0 +1,295 @@
+"""EvalReport: figures, renderings, files, thread and task safety."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import warnings
+from datetime import datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from langchain_evals_port import EvaluatorResult, ExactMatch, eval_scope
+from langchain_evals_port.reporting import EvalReport, KeySummary
+
+
+def verdict(key: str, score: bool | float, comment: str | None = None) -> EvaluatorResult:
+    return EvaluatorResult(key=key, score=score, comment=comment)
+
+
+def report_of(*results: EvaluatorResult, evaluator: str = "judge") -> EvalReport:
+    report = EvalReport()
+    for result in results:
+        report.on_result(evaluator, result)
+    return report
+
+
+def mixed_report() -> EvalReport:
+    return report_of(
+        verdict("concise", True, "short and direct"),
+        verdict("concise", False, "rambles"),
+        verdict("concise", True),
+        EvaluatorResult.inconclusive("concise", "no answer to judge"),
+        EvaluatorResult.failed("concise", "timeout", "judge took too long"),
+        verdict("correct", 0.5),
+        verdict("correct", 1.0),
+    )
+
+
+def test_means_count_verdicts_only_with_booleans_as_0_and_1() -> None:
+    summaries = mixed_report().summaries()
+    assert summaries["concise"] == KeySummary("concise", 2 / 3, 3, 1, 1)
+    assert summaries["correct"] == KeySummary("correct", 0.75, 2, 0, 0)
+
+
+def test_a_key_without_verdicts_has_no_mean() -> None:
+    report = report_of(EvaluatorResult.inconclusive("k", "nothing"))
+    assert report.summaries()["k"] == KeySummary("k", None, 0, 1, 0)
+    assert report.to_json()["keys"]["k"]["mean"] is None
+    assert "| k | — | 0 |  | 1 | 0 |" in report.to_markdown()
+
+
+def test_real_evaluators_report_through_the_scope() -> None:
+    report = EvalReport()
+    with eval_scope(report):
+        ExactMatch().invoke({"outputs": 1, "reference_outputs": 1})
+        ExactMatch().invoke({"outputs": 1, "reference_outputs": 2})
+    assert [entry.evaluator for entry in report.entries] == ["exact_match"] * 2
+    assert report.summaries()["exact_match"].mean == 0.5
+
+
+def test_many_threads_reporting_at_once_lose_nothing() -> None:
+    report = EvalReport()
+    barrier = threading.Barrier(16)
+
+    def work(worker: int) -> None:
+        barrier.wait()
+        for i in range(500):
+            report.on_result(f"w{worker}", verdict("k", i % 2 == 0))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert report.summaries()["k"] == KeySummary("k", 0.5, 8000, 0, 0)
+
+
+async def test_many_tasks_reporting_through_a_scope_lose_nothing() -> None:
+    report = EvalReport()
+    match = ExactMatch()
+
+    async def work(n: int) -> None:
+        for i in range(20):
+            await match.ainvoke({"outputs": i, "reference_outputs": i if n % 2 else -1})
+            await asyncio.sleep(0)
+
+    with eval_scope(report):
+        await asyncio.gather(*(work(n) for n in range(50)))
+    assert report.summaries()["exact_match"] == KeySummary("exact_match", 0.5, 1000, 0, 0)
+
+
+def test_markdown_table_with_change_against_a_baseline() -> None:
+    report = report_of(verdict("concise", True), verdict("concise", False), verdict("correct", 0.8))
+    baseline = {"schema": 1, "keys": {"concise": {"mean": 0.45}, "correct": {"mean": 0.9}}}
+    markdown = report.to_markdown(baseline)
+    assert "| evaluator | mean score | n | change | inconclusive | failed |" in markdown
+    assert "| concise | 0.500 | 2 | +0.050 | 0 | 0 |" in markdown
+    assert "| correct | 0.800 | 1 | -0.100 | 0 | 0 |" in markdown
+
+
+def test_markdown_change_is_blank_without_a_baseline_or_for_a_new_key() -> None:
+    report = report_of(verdict("concise", True), verdict("new", 0.2))
+    assert "| concise | 1.000 | 1 |  | 0 | 0 |" in report.to_markdown()
+    tolerant = {"keys": {"concise": {"mean": 1.0}, "new": {"mean": "bad"}, "odd": 3}}
+    markdown = report.to_markdown(tolerant)
+    assert "| concise | 1.000 | 1 | +0.000 | 0 | 0 |" in markdown
+    assert "| new | 0.200 | 1 |  | 0 | 0 |" in markdown
+
+
+def test_markdown_lists_each_result_with_its_reasoning_or_reason() -> None:
+    markdown = mixed_report().to_markdown()
+    assert "| concise | 0.667 | 3 |  | 1 | 1 |" in markdown
+    assert "- concise (judge): score False — rambles" in markdown
+    assert "- concise (judge): inconclusive — no answer to judge" in markdown
+    assert "- concise (judge): failed [timeout] — judge took too long" in markdown
+
+
+def test_markdown_keeps_multiline_reasoning_on_one_item() -> None:
+    markdown = report_of(verdict("k", True, "first line\nsecond | line")).to_markdown()
+    assert "- k (judge): score True — first line second | line" in markdown
+
+
+def test_json_is_the_evals4j_format() -> None:
+    data = mixed_report().to_json()
+    assert set(data) == {"schema", "generatedAt", "keys"}
+    assert data["schema"] == 1
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", data["generatedAt"])
+    assert (
+        datetime.fromisoformat(data["generatedAt"].replace("Z", "+00:00")).utcoffset() is not None
+    )
+    assert data["keys"] == {
+        "concise": {"mean": 2 / 3, "count": 3, "inconclusive": 1, "failed": 1},
+        "correct": {"mean": 0.75, "count": 2, "inconclusive": 0, "failed": 0},
+    }
+    json.dumps(data)
+
+
+class _WellFormed(HTMLParser):
+    """Checks that tags nest and close, and counts chart circles per figure."""
+
+    VOID = frozenset({"meta", "br", "img", "hr", "input", "link"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.figure: str | None = None
+        self.circles: dict[str, int] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "figure":
+            self.figure = dict(attrs)["data-key"]
+            self.circles[self.figure or ""] = 0
+        if tag == "circle":
+            assert self.figure is not None
+            self.circles[self.figure] += 1
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "circle":
+            raise AssertionError("circles are written with a title inside")
+
+    def handle_endtag(self, tag: str) -> None:
+        assert self.stack, f"</{tag}> closes nothing"
+        assert self.stack.pop() == tag
+        if tag == "figure":
+            self.figure = None
+
+
+def parse(page: str) -> _WellFormed:
+    parser = _WellFormed()
+    parser.feed(page)
+    parser.close()
+    assert parser.stack == []
+    return parser
+
+
+def test_html_is_well_formed_self_contained_and_has_a_point_per_run() -> None:
+    history = [
+        {"schema": 1, "keys": {"concise": {"mean": 0.5}, "correct": {"mean": 0.9}}},
+        {"schema": 1, "keys": {"concise": {"mean": 0.6}}},
+        {"schema": 1, "keys": {"concise": {"mean": 0.7}, "correct": {"mean": None}}},
+    ]
+    page = mixed_report().to_html(history)
+    parsed = parse(page)
+    assert parsed.circles == {"concise": 4, "correct": 2}
+    assert "<script" not in page.lower()
+    assert "http" not in page.lower()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "judge took too long" in page
+
+
+def test_html_escapes_every_text() -> None:
+    report = report_of(verdict("<k&>", True, "<script>alert(1)</script>"), evaluator='"x"')
+    page = report.to_html()
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert parse(page).circles == {"<k&>": 1}
+
+
+def test_html_chart_of_a_key_without_verdicts_has_no_points() -> None:
+    page = report_of(EvaluatorResult.inconclusive("k", "nothing")).to_html()
+    assert parse(page).circles == {"k": 0}
+
+
+def test_write_writes_markdown_json_and_html(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "evals.md"
+    assert mixed_report().write(path)
+    assert "| concise | 0.667 | 3 |" in path.read_text()
+    assert json.loads(path.with_suffix(".json").read_text())["keys"]["correct"]["mean"] == 0.75
+    parse(path.with_suffix(".html").read_text())
+
+
+def test_write_uses_the_previous_json_twin_as_the_default_baseline(tmp_path: Path) -> None:
+    path = tmp_path / "evals.md"
+    report_of(verdict("k", 0.9)).write(path)
+    report_of(verdict("k", 0.8)).write(path)
+    assert "| k | 0.800 | 1 | -0.100 | 0 | 0 |" in path.read_text()
+
+
+def test_write_with_an_explicit_baseline(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"schema": 1, "keys": {"k": {"mean": 0.5, "count": 2}}}))
+    report_of(verdict("k", 0.55)).write(tmp_path / "evals.md", baseline_path=baseline)
+    assert "| k | 0.550 | 1 | +0.050 | 0 | 0 |" in (tmp_path / "evals.md").read_text()
+
+
+def test_a_missing_explicit_baseline_warns_and_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "evals.md"
+    with pytest.warns(RuntimeWarning, match="does not exist"):
+        assert report_of(verdict("k", True)).write(path, baseline_path=tmp_path / "none.json")
+    assert "| k | 1.000 | 1 |  | 0 | 0 |" in path.read_text()
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '"text"'])
+def test_a_corrupt_baseline_warns_and_is_ignored(tmp_path: Path, content: str) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(content)
+    path = tmp_path / "evals.md"
+    with pytest.warns(RuntimeWarning, match="going on without it"):
+        assert report_of(verdict("k", True)).write(path, baseline_path=baseline)
+    assert "| k | 1.000 | 1 |  | 0 | 0 |" in path.read_text()
+
+
+def test_a_missing_first_run_twin_is_not_warned_about(tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert report_of(verdict("k", True)).write(tmp_path / "evals.md")
+
+
+def test_an_empty_report_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "evals.md"
+    history = tmp_path / "history.json"
+    assert EvalReport().write(path, history_path=history) is False
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_history_is_appended_bounded_and_charted(tmp_path: Path) -> None:
+    path = tmp_path / "evals.md"
+    history = tmp_path / "history.json"
+    for run in range(5):
+        report_of(verdict("k", run / 10)).write(path, history_path=history, history_limit=3)
+    runs = json.loads(history.read_text())
+    assert [run["keys"]["k"]["mean"] for run in runs] == [0.2, 0.3, 0.4]
+    # The page of the last run plots the three kept before it, then itself.
+    assert parse(path.with_suffix(".html").read_text()).circles == {"k": 4}
+
+
+@pytest.mark.parametrize("content", ["{broken", '{"a": 1}', "[1, 2]"])
+def test_a_corrupt_history_starts_fresh_with_a_warning(tmp_path: Path, content: str) -> None:
+    history = tmp_path / "history.json"
+    history.write_text(content)
+    with pytest.warns(RuntimeWarning, match="history"):
+        report_of(verdict("k", True)).write(tmp_path / "evals.md", history_path=history)
+    assert len(json.loads(history.read_text())) == 1
+
+
+def test_history_limit_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="history_limit"):
+        report_of(verdict("k", True)).write(tmp_path / "e.md", history_limit=0)
+
+
+def test_merged_reports_combine_results_and_counts() -> None:
+    first = report_of(verdict("k", True), EvaluatorResult.inconclusive("k", "no"), evaluator="a")
+    second = report_of(
+        verdict("k", False), EvaluatorResult.failed("k", "timeout", "slow"), evaluator="b"
+    )
+    merged = EvalReport.merged([first, second])
+    assert merged.summaries()["k"] == KeySummary("k", 0.5, 2, 1, 1)
+    assert [entry.evaluator for entry in merged.entries] == ["a", "a", "b", "b"]
+    assert len(first.entries) == 2

@@ -10,6 +10,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+# The plugin and LangSmith tests drive inner pytest runs.
+pytest_plugins = ["pytester"]
+
 
 @dataclass
 class LangSmithStandIn:

@@ -12,16 +12,24 @@ context into them). A raw ``threading.Thread`` does not inherit context: start i
 
     ctx = contextvars.copy_context()
     threading.Thread(target=ctx.run, args=(evaluator.invoke, request)).start()
+
+Automatic metrics: when the application has imported ``opentelemetry`` and configured a
+global meter provider, ``current_tracer()`` also yields an
+``integrations.otel.OpenTelemetryEvalTracer`` on that provider, next to any ``eval_scope``
+tracer (both receive every event). Nothing here imports ``opentelemetry``; set
+``LANGCHAIN_EVALS_OTEL=off`` or call ``integrations.otel.set_auto_metrics(False)`` to opt out.
 """
 
 from __future__ import annotations
 
+import logging
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from ._request import EvalRequest
 from ._result import EvaluatorResult
@@ -41,12 +49,15 @@ class EvalTracer(Protocol):
         """It raised ``error`` (reported before a recorded failure or before re-raising)."""
 
 
+_logger = logging.getLogger(__name__)
+
 _AMBIENT: ContextVar[EvalTracer | None] = ContextVar("langchain_evals_port_tracer", default=None)
 
 
 @contextmanager
-def eval_scope(tracer: EvalTracer) -> Iterator[EvalTracer]:
-    """Make ``tracer`` the ambient tracer for evaluators run inside the block.
+def eval_scope(tracer: EvalTracer, *more: EvalTracer) -> Iterator[EvalTracer]:
+    """Make ``tracer`` (and any ``more`` tracers, which all receive every event) the ambient
+    tracer for evaluators run inside the block.
 
     Example:
         >>> from langchain_evals_port import ExactMatch
@@ -57,7 +68,7 @@ def eval_scope(tracer: EvalTracer) -> Iterator[EvalTracer]:
         >>> [event.kind for event in tracer.events]
         ['start', 'result']
     """
-    token = _AMBIENT.set(tracer)
+    token = _AMBIENT.set(_FanOut((tracer, *more)) if more else tracer)
     try:
         yield tracer
     finally:
@@ -65,8 +76,51 @@ def eval_scope(tracer: EvalTracer) -> Iterator[EvalTracer]:
 
 
 def current_tracer() -> EvalTracer | None:
-    """The ambient tracer of the innermost ``eval_scope``, or ``None`` outside any scope."""
-    return _AMBIENT.get()
+    """The tracer for evaluators without one of their own.
+
+    That is the tracer of the innermost ``eval_scope`` and the automatic OpenTelemetry
+    metrics tracer (see the module docstring), both when both exist; ``None`` when neither.
+    """
+    ambient, automatic = _AMBIENT.get(), _automatic_tracer()
+    if ambient is None or automatic is None:
+        return ambient or automatic
+    return _FanOut((ambient, automatic))
+
+
+def _automatic_tracer() -> EvalTracer | None:
+    # Only an application that imported the metrics API can have configured a provider, so
+    # this never imports opentelemetry itself.
+    if "opentelemetry.metrics" not in sys.modules:
+        return None
+    from langchain_evals_port.integrations.otel import automatic_tracer
+
+    return automatic_tracer()
+
+
+class _FanOut:
+    """Sends every event to each of ``tracers``; a failing one does not stop the others."""
+
+    def __init__(self, tracers: Sequence[EvalTracer]) -> None:
+        self.tracers = tuple(tracers)
+
+    def _each(self, event: str, evaluator: str, payload: Any) -> None:
+        for tracer in self.tracers:
+            try:
+                getattr(tracer, event)(evaluator, payload)
+            except Exception:
+                _logger.exception("tracer %r failed on %s; the evaluation goes on", tracer, event)
+
+    def on_start(self, evaluator: str, request: EvalRequest) -> None:
+        """Forward a start event."""
+        self._each("on_start", evaluator, request)
+
+    def on_result(self, evaluator: str, result: EvaluatorResult) -> None:
+        """Forward a result event."""
+        self._each("on_result", evaluator, result)
+
+    def on_error(self, evaluator: str, error: BaseException) -> None:
+        """Forward an error event."""
+        self._each("on_error", evaluator, error)
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,40 @@ class EvalReport:
             combined._entries.extend(report.entries)
         return combined
 
+    def to_records(self) -> list[dict[str, Any]]:
+        """Every result as plain JSON data, for carrying a report across processes.
+
+        Each record is ``{"evaluator": name, "result": {...}}`` with the result's fields in
+        JSON form; metadata values JSON cannot hold are turned into their ``str``.
+        ``from_records`` reads them back (e.g. to merge pytest-xdist workers' reports).
+
+        Example:
+            >>> from langchain_evals_port import ExactMatch, eval_scope
+            >>> report = EvalReport()
+            >>> with eval_scope(report):
+            ...     _ = ExactMatch()(outputs="a", reference_outputs="a")
+            >>> copy = EvalReport.from_records(report.to_records())
+            >>> copy.summaries() == report.summaries()
+            True
+        """
+        return [
+            {
+                "evaluator": entry.evaluator,
+                "result": json.loads(json.dumps(entry.result.model_dump(), default=str)),
+            }
+            for entry in self.entries
+        ]
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]]) -> EvalReport:
+        """A new report holding the results of ``to_records()`` output, in order."""
+        report = cls()
+        report._entries.extend(
+            ReportEntry(str(record["evaluator"]), EvaluatorResult.model_validate(record["result"]))
+            for record in records
+        )
+        return report
+
     # --- renderings ----------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:

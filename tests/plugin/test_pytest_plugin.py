@@ -1,0 +1,304 @@
+"""The pytest plugin: ambient eval scope, one report per run, baseline, trend, max drop, xdist."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Block the entry-point registration (if installed) and load the module by name, so the
+# inner runs use this checkout's plugin whether or not the entry point is registered.
+PLUGIN = ["-p", "no:langchain_evals", "-p", "langchain_evals_port.pytest_plugin"]
+OPTS = [*PLUGIN, "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"]
+
+SCORES = """
+import pytest
+from langchain_evals_port import evaluator
+
+
+@evaluator(feedback_key="quality")
+def quality(outputs, reference_outputs):
+    return reference_outputs
+
+
+@pytest.mark.eval_suite
+@pytest.mark.parametrize("score", {scores})
+def test_quality(score):
+    assert quality(outputs="x", reference_outputs=score)["score"] == score
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_inprocess(*OPTS, *args)
+
+
+def report_json(pytester: pytest.Pytester, name: str = "eval-report.json") -> dict:
+    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
+
+
+def counts(pytester: pytest.Pytester) -> dict[str, int]:
+    return {key: figures["count"] for key, figures in report_json(pytester)["keys"].items()}
+
+
+def test_marker_on_function_class_and_module(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_function="""
+        import pytest
+        from langchain_evals_port import ExactMatch
+
+        @pytest.mark.eval_suite
+        def test_marked():
+            ExactMatch(feedback_key="function")(outputs="a", reference_outputs="a")
+
+        def test_unmarked():
+            ExactMatch(feedback_key="unmarked")(outputs="a", reference_outputs="a")
+        """,
+        test_class="""
+        import pytest
+        from langchain_evals_port import ExactMatch
+
+        @pytest.mark.eval_suite
+        class TestMarked:
+            def test_one(self):
+                ExactMatch(feedback_key="class")(outputs="a", reference_outputs="b")
+        """,
+        test_module="""
+        import pytest
+        from langchain_evals_port import ExactMatch
+
+        pytestmark = pytest.mark.eval_suite
+
+        def test_one():
+            ExactMatch(feedback_key="module")(outputs="a", reference_outputs="a")
+        """,
+    )
+    result = run(pytester, "--strict-markers")
+    result.assert_outcomes(passed=4)
+    assert counts(pytester) == {"class": 1, "function": 1, "module": 1}
+    assert (pytester.path / "eval-report.md").is_file()
+    assert (pytester.path / "eval-report.html").is_file()
+    result.stdout.fnmatch_lines(["*evaluation report written to *eval-report.md*"])
+
+
+def test_evals_autouse_ini_reports_every_test(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nevals_autouse = true\n")
+    pytester.makepyfile(
+        """
+        from langchain_evals_port import ExactMatch
+
+        def test_one():
+            ExactMatch()(outputs="a", reference_outputs="a")
+
+        def test_two():
+            ExactMatch()(outputs="a", reference_outputs="a")
+        """
+    )
+    run(pytester).assert_outcomes(passed=2)
+    assert counts(pytester) == {"exact_match": 2}
+
+
+def test_nothing_evaluated_writes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        from langchain_evals_port import ExactMatch
+
+        def test_unmarked():
+            ExactMatch()(outputs="a", reference_outputs="a")
+
+        def test_plain():
+            assert True
+        """
+    )
+    result = run(pytester)
+    result.assert_outcomes(passed=2)
+    assert sorted(p.name for p in pytester.path.iterdir() if "eval-report" in p.name) == []
+    assert "evaluation report" not in result.stdout.str()
+
+
+def test_evaluator_with_its_own_tracer_keeps_it(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        from langchain_evals_port import ExactMatch
+        from langchain_evals_port.testing import RecordingTracer
+
+        @pytest.mark.eval_suite
+        def test_own_tracer(eval_report):
+            tracer = RecordingTracer()
+            ExactMatch(feedback_key="own", tracer=tracer)(outputs="a", reference_outputs="a")
+            ExactMatch(feedback_key="ambient")(outputs="a", reference_outputs="a")
+            assert [event.kind for event in tracer.events] == ["start", "result"]
+            assert [entry.result.key for entry in eval_report.entries] == ["ambient"]
+        """
+    )
+    run(pytester).assert_outcomes(passed=1)
+    assert counts(pytester) == {"ambient": 1}
+
+
+def test_eval_report_fixture_collects_across_tests(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+        import pytest
+        from langchain_evals_port import ExactMatch
+
+        pytestmark = pytest.mark.eval_suite
+
+        def test_first(eval_report):
+            ExactMatch()(outputs="a", reference_outputs="b")
+            assert eval_report.summaries()["exact_match"].mean == 0.0
+
+        def test_second(eval_report):
+            ExactMatch()(outputs="a", reference_outputs="a")
+            assert eval_report.summaries()["exact_match"].count == 2
+            assert eval_report.summaries()["exact_match"].mean == 0.5
+        """
+    )
+    run(pytester).assert_outcomes(passed=2)
+
+
+def test_async_test_reports_into_the_scope(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nasyncio_mode = auto\n")
+    pytester.makepyfile(
+        """
+        import asyncio
+        import pytest
+        from langchain_evals_port import ExactMatch
+
+        @pytest.mark.eval_suite
+        async def test_async():
+            await ExactMatch().ainvoke({"outputs": "a", "reference_outputs": "a"})
+            await asyncio.gather(
+                ExactMatch().ainvoke({"outputs": "a", "reference_outputs": "b"}),
+            )
+        """
+    )
+    run(pytester).assert_outcomes(passed=1)
+    assert counts(pytester) == {"exact_match": 2}
+
+
+def test_report_path_option_and_ini(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    run(pytester, "--evals-report", "out/cli.md").assert_outcomes(passed=1)
+    assert {p.name for p in (pytester.path / "out").iterdir()} == {
+        "cli.md",
+        "cli.json",
+        "cli.html",
+        "cli.history.json",
+    }
+    pytester.makeini("[pytest]\nevals_report = ini/report.md\n")
+    run(pytester).assert_outcomes(passed=1)
+    assert (pytester.path / "ini" / "report.json").is_file()
+    assert not (pytester.path / "eval-report.md").exists()
+
+
+def test_second_run_has_change_column_and_trend(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
+    run(pytester).assert_outcomes(passed=2)
+    first = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
+    assert re.search(r"\| quality \| 0\.900 \| 2 \|  \|", first)
+    pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
+    run(pytester).assert_outcomes(passed=2)
+    second = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
+    assert "| quality | 1.000 | 2 | +0.100 |" in second
+    html = (pytester.path / "eval-report.html").read_text(encoding="utf-8")
+    assert html.count("<circle") == 2
+    history = json.loads((pytester.path / "eval-report.history.json").read_text())
+    assert [run["keys"]["quality"]["mean"] for run in history] == [0.9, 1.0]
+
+
+def test_max_drop_fails_naming_the_key(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
+    run(pytester, "--evals-max-drop", "0.05").assert_outcomes(passed=2)
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
+    result = run(pytester, "--evals-max-drop", "0.05")
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*dropped more than 0.05 below the baseline: quality 1.000 -> 0.900*"]
+    )
+    # The report is still written, so the next run's baseline is the dropped one.
+    assert report_json(pytester)["keys"]["quality"]["mean"] == 0.9
+
+
+def test_max_drop_within_the_limit_passes(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nevals_max_drop = 0.1\n")
+    pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
+    run(pytester).assert_outcomes(passed=2)
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.OK
+    assert "dropped" not in result.stdout.str()
+
+
+def test_bad_max_drop_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nevals_max_drop = lots\n")
+    pytester.makepyfile("def test_nothing(): pass")
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*evals_max_drop must be a number*"])
+
+
+def test_corrupt_baseline_does_not_fail(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    (pytester.path / "eval-report.json").write_text("{not json", encoding="utf-8")
+    (pytester.path / "eval-report.history.json").write_text("[1, 2", encoding="utf-8")
+    result = run(pytester, "-W", "error", "--evals-max-drop", "0")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*baseline*is not valid JSON*", "*history*"])
+    assert report_json(pytester)["keys"]["quality"]["mean"] == 1.0
+
+
+def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.5, 0.5]))
+    result = pytester.runpytest_subprocess(*OPTS, "-n", "2")
+    result.assert_outcomes(passed=8)
+    figures = report_json(pytester)["keys"]["quality"]
+    assert figures["count"] == 8
+    assert figures["mean"] == 0.625
+    markdown = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
+    assert markdown.count("- quality (quality): ") == 8
+    assert len(json.loads((pytester.path / "eval-report.history.json").read_text())) == 1
+    written = sorted(p.name for p in pytester.path.rglob("eval-report*"))
+    assert written == [
+        "eval-report.history.json",
+        "eval-report.html",
+        "eval-report.json",
+        "eval-report.md",
+    ]
+
+
+def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None:
+    suite = Path(__file__).resolve().parents[2] / "cookbook" / "eval_suite"
+    (tmp_path / "test_support_answers.py").write_text(
+        (suite / "test_support_answers.py").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    report = tmp_path / "out" / "support.md"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        *OPTS,
+        "--rootdir",
+        str(tmp_path),
+        "-c",
+        os.devnull,
+        str(tmp_path),
+        "--evals-report",
+        str(report),
+    ]
+    for _ in range(2):
+        completed = subprocess.run(
+            command, cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+    markdown = report.read_text(encoding="utf-8")
+    for key in ("concise", "mentions_facts", "routing"):
+        assert re.search(rf"\| {key} \| [0-9.]+ \| 3 \| [+-]0\.000 \|", markdown), markdown
+    assert report.with_suffix(".html").read_text(encoding="utf-8").count("<circle") == 6

@@ -110,10 +110,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _report_path(config: pytest.Config) -> Path:
     option: str | None = config.getoption("evals_report")
-    if option:
-        return config.invocation_params.dir / option
     ini: str = config.getini("evals_report")
-    return config.rootpath / (ini or DEFAULT_REPORT)
+    path = (
+        config.invocation_params.dir / option
+        if option
+        else config.rootpath / (ini or DEFAULT_REPORT)
+    )
+    if path.suffix in (".json", ".html"):
+        # The .json and .html twins are written beside the Markdown under its name.
+        raise pytest.UsageError(f"the evaluation report is the Markdown file; got {path.name}")
+    return path
 
 
 def _max_drop(config: pytest.Config) -> float | None:
@@ -202,13 +208,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def _drops(run: _EvalRun) -> list[str]:
     assert run.max_drop is not None
     drops = []
-    for key, summary in run.report.summaries().items():
-        before = run.baseline.get(key)
-        if summary.mean is None or before is None:
+    summaries = run.report.summaries()
+    for key, before in run.baseline.items():
+        summary = summaries.get(key)
+        if summary is None:
             continue
+        mean = summary.mean
+        # A key that was scored before and has no verdict now (every result failed or
+        # inconclusive) is the worst drop there is.
+        if mean is None:
+            drops.append(f"{key} {before:.3f} -> no verdicts")
         # A hair of tolerance, so a drop of exactly the limit does not fail on rounding.
-        if before - summary.mean > run.max_drop + 1e-9:
-            drops.append(f"{key} {before:.3f} -> {summary.mean:.3f}")
+        elif before - mean > run.max_drop + 1e-9:
+            drops.append(f"{key} {before:.3f} -> {mean:.3f}")
     return drops
 
 

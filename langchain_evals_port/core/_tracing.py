@@ -82,9 +82,17 @@ def current_tracer() -> EvalTracer | None:
     metrics tracer (see the module docstring), both when both exist; ``None`` when neither.
     """
     ambient, automatic = _AMBIENT.get(), _automatic_tracer()
-    if ambient is None or automatic is None:
-        return ambient or automatic
+    if automatic is None or _publishes_metrics(ambient):
+        return ambient
+    if ambient is None:
+        return automatic
     return _FanOut((ambient, automatic))
+
+
+def _publishes_metrics(tracer: EvalTracer | None) -> bool:
+    # A scope that already has a metrics tracer must not count every evaluation twice.
+    tracers = tracer.tracers if isinstance(tracer, _FanOut) else (tracer,)
+    return any(getattr(t, "publishes_metrics", False) for t in tracers)
 
 
 def _automatic_tracer() -> EvalTracer | None:

@@ -278,6 +278,7 @@ class LangSmithFeedbackTracer:
                 self._idle.notify_all()
 
     def _send(self, batch: list[_Feedback]) -> None:
+        failures = []
         for feedback in batch:
             try:
                 self._client.create_feedback(
@@ -291,8 +292,12 @@ class LangSmithFeedbackTracer:
                     stop_after_attempt=self._attempts,
                 )
             except Exception as error:
-                self._warn(f"dropped {len(batch)} feedback item(s) after a send failure: {error!r}")
-                return
+                failures.append(error)
+        if failures:
+            self._warn(
+                f"dropped {len(failures)} of {len(batch)} feedback item(s); the first failure: "
+                f"{failures[0]!r}"
+            )
 
     def _warn(self, message: str) -> None:
         if not self._warned:

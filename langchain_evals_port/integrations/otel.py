@@ -53,6 +53,10 @@ class OpenTelemetryEvalTracer:
         attributes: Constant attributes added to every measurement.
     """
 
+    publishes_metrics = True
+    """Tells the ambient scope that this tracer already publishes the metrics, so the
+    automatic tracer is not added beside it."""
+
     def __init__(self, meter: metrics.Meter, *, attributes: Mapping[str, str] | None = None):
         self._attributes = dict(attributes or {})
         self._score = meter.create_histogram(

@@ -305,4 +305,9 @@ def _write_text(path: Path, text: str) -> None:
         "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
     ) as handle:
         handle.write(text)
+    # Temporary files are private (0600); a report is an ordinary file, readable as the
+    # umask allows.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(handle.name, 0o666 & ~umask)
     os.replace(handle.name, path)

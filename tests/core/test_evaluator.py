@@ -545,3 +545,21 @@ def test_with_retry_retries_failures():
     )
     assert ev.invoke({"outputs": "x"}).score is True
     assert len(attempts) == 3
+
+
+def test_a_falsy_ambient_tracer_still_receives_events():
+    class EmptyFirst(RecordingTracer):
+        def __len__(self):
+            return len(self.events)
+
+    tracer = EmptyFirst()
+    with eval_scope(tracer):
+        ExactMatch()(outputs=1, reference_outputs=1)
+    assert [e.kind for e in tracer.events] == ["start", "result"]
+
+
+def test_eval_scope_fans_out_to_several_tracers():
+    first, second = RecordingTracer(), RecordingTracer()
+    with eval_scope(first, second):
+        ExactMatch()(outputs=1, reference_outputs=1)
+    assert len(first.events) == len(second.events) == 2

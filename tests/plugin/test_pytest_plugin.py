@@ -302,3 +302,34 @@ def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None
     for key in ("concise", "mentions_facts", "routing"):
         assert re.search(rf"\| {key} \| [0-9.]+ \| 3 \| [+-]0\.000 \|", markdown), markdown
     assert report.with_suffix(".html").read_text(encoding="utf-8").count("<circle") == 6
+
+
+UNSCORED = """
+import pytest
+from langchain_evals_port import Score, evaluator
+
+
+@evaluator(feedback_key="quality")
+def quality(outputs):
+    return Score.unscored("judge unavailable")
+
+
+@pytest.mark.eval_suite
+def test_quality():
+    quality(outputs="x")
+"""
+
+
+def test_max_drop_counts_a_key_without_verdicts_as_dropped(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
+    run(pytester).assert_outcomes(passed=2)
+    pytester.makepyfile(UNSCORED)
+    result = run(pytester, "--evals-max-drop", "0.05")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*quality 1.000 -> no verdicts*"])
+
+
+def test_a_json_report_path_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    result = run(pytester, "--evals-report", "report.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR

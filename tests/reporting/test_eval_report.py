@@ -293,3 +293,20 @@ def test_merged_reports_combine_results_and_counts() -> None:
     assert merged.summaries()["k"] == KeySummary("k", 0.5, 2, 1, 1)
     assert [entry.evaluator for entry in merged.entries] == ["a", "a", "b", "b"]
     assert len(first.entries) == 2
+
+
+def test_written_files_are_readable_as_the_umask_allows(tmp_path):
+    import os
+    import stat
+
+    from langchain_evals_port.core import EvaluatorResult
+
+    report = EvalReport()
+    report.on_result("exact", EvaluatorResult(key="exact_match", score=True))
+    old = os.umask(0o022)
+    try:
+        report.write(tmp_path / "eval-report.md")
+    finally:
+        os.umask(old)
+    for name in ("eval-report.md", "eval-report.json", "eval-report.html"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644

@@ -232,6 +232,30 @@ def test_package_import_does_not_import_the_integration() -> None:
     assert out.stdout.strip() == "False"
 
 
+def run_langsmith_test(
+    pytester: pytest.Pytester,
+    recorder: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+    **files: str,
+) -> pytest.RunResult:
+    """Run ``files`` as LangSmith pytest tests against the stand-in, with this checkout's
+    plugin (not the installed entry point)."""
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", recorder.url)
+    monkeypatch.setenv("LANGSMITH_API_KEY", "offline-test")
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "true")
+    pytester.makepyfile(**files)
+    return pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:langchain_evals",
+        "-p",
+        "langchain_evals_port.pytest_plugin",
+        timeout=120,
+    )
+
+
 _LANGSMITH_TEST = """
 import pytest
 
@@ -251,12 +275,7 @@ def test_logged():
 def test_test_feedback_inside_a_langsmith_pytest_test(
     pytester: pytest.Pytester, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LANGSMITH_ENDPOINT", recorder.url)
-    monkeypatch.setenv("LANGSMITH_API_KEY", "offline-test")
-    monkeypatch.setenv("LANGSMITH_TRACING", "true")
-    monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "true")
-    pytester.makepyfile(test_logged=_LANGSMITH_TEST)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    result = run_langsmith_test(pytester, recorder, monkeypatch, test_logged=_LANGSMITH_TEST)
     result.assert_outcomes(passed=1)
     mine = {b["key"]: b for b in recorder.feedback() if b["key"] in ("exact_match", "judge")}
     assert (mine["exact_match"]["score"], mine["exact_match"]["comment"]) == (0.75, "close")
@@ -281,19 +300,8 @@ def test_scored():
 def test_the_plugin_logs_results_of_an_eval_suite_langsmith_test(
     pytester: pytest.Pytester, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LANGSMITH_ENDPOINT", recorder.url)
-    monkeypatch.setenv("LANGSMITH_API_KEY", "offline-test")
-    monkeypatch.setenv("LANGSMITH_TRACING", "true")
-    monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "true")
-    pytester.makepyfile(test_scored=_EVAL_SUITE_LANGSMITH_TEST)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:langchain_evals",
-        "-p",
-        "langchain_evals_port.pytest_plugin",
-        timeout=120,
+    result = run_langsmith_test(
+        pytester, recorder, monkeypatch, test_scored=_EVAL_SUITE_LANGSMITH_TEST
     )
     result.assert_outcomes(passed=1)
     logged = [b for b in recorder.feedback() if b["key"] == "exact_match"]
@@ -328,19 +336,6 @@ def test_judged():
 def test_judge_calls_run_inside_a_langsmith_feedback_run(
     pytester: pytest.Pytester, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("LANGSMITH_ENDPOINT", recorder.url)
-    monkeypatch.setenv("LANGSMITH_API_KEY", "offline-test")
-    monkeypatch.setenv("LANGSMITH_TRACING", "true")
-    monkeypatch.setenv("LANGSMITH_TEST_TRACKING", "true")
-    pytester.makepyfile(test_judged=_FEEDBACK_RUN_TEST)
-    result = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:langchain_evals",
-        "-p",
-        "langchain_evals_port.pytest_plugin",
-        timeout=120,
-    )
+    result = run_langsmith_test(pytester, recorder, monkeypatch, test_judged=_FEEDBACK_RUN_TEST)
     result.assert_outcomes(passed=1)
     assert [b["key"] for b in recorder.feedback() if b["key"] == "judged"] == ["judged"]

@@ -1,0 +1,196 @@
+"""The ``Ledger`` protocol: the record of interactions and evaluations, and the work queue.
+
+One protocol covers both because they must change together: an interaction and the work
+units it triggers are committed in one transaction (so an acknowledged reply's evaluations are
+never lost), and an evaluation's record is written in the same transaction that completes its
+work unit, fenced on the worker's claim (so one unit never records two outcomes).
+
+Queue semantics every implementation follows (the contract tests check them):
+
+* ``enqueue`` is idempotent by ``evaluation_id``: a unit whose id is already queued, claimed
+  or recorded is ignored.
+* ``claim`` hands out units that are pending and due (``not_before`` passed), or claimed with
+  an expired lease, oldest first; each claim raises the unit's fencing token.
+* ``heartbeat``, ``complete`` and ``release`` succeed only for the current claim (same token,
+  lease not taken over); otherwise they change nothing and return ``None``/``False``.
+* ``complete`` writes the evaluation record (first writer wins) and removes the unit.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Literal, Protocol, runtime_checkable
+
+from langchain_evals_port.core.errors import EvalsError
+
+from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
+
+__all__ = [
+    "InteractionNotFoundError",
+    "Ledger",
+    "check_limit",
+    "decode_cursor",
+    "encode_cursor",
+    "export_jsonl",
+]
+
+
+class InteractionNotFoundError(EvalsError, KeyError):
+    """The ledger holds no interaction with the requested id."""
+
+    def __init__(self, interaction_id: str) -> None:
+        super().__init__(f"no interaction {interaction_id!r} in the ledger")
+        self.interaction_id = interaction_id
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@runtime_checkable
+class Ledger(Protocol):
+    """Storage for interactions, evaluation records and the evaluation work queue."""
+
+    # --- records -------------------------------------------------------------------------
+
+    def record_interaction(self, record: InteractionRecord, work: Sequence[WorkUnit] = ()) -> None:
+        """Store ``record`` and enqueue ``work`` in one transaction (a repeated id is kept once)."""
+
+    def get_interaction(self, interaction_id: str) -> InteractionRecord:
+        """The interaction with this id; ``InteractionNotFoundError`` when there is none."""
+
+    def record_evaluation(self, record: EvaluationRecord) -> bool:
+        """Store ``record`` unless one with its ``evaluation_id`` exists; True when stored."""
+
+    def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
+        """The evaluation record with this id, or ``None``."""
+
+    def get_evaluations(self, interaction_id: str) -> list[EvaluationRecord]:
+        """Every evaluation record of one interaction, oldest first."""
+
+    def query_interactions(
+        self,
+        *,
+        agent_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[InteractionRecord]:
+        """Interactions by start time (``since`` inclusive, ``until`` exclusive), oldest first."""
+
+    def query_evaluations(
+        self,
+        *,
+        agent_id: str | None = None,
+        evaluator_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[EvaluationRecord]:
+        """Evaluation records by timestamp (``since`` inclusive, ``until`` exclusive)."""
+
+    # --- work queue ----------------------------------------------------------------------
+
+    def enqueue(self, units: Sequence[WorkUnit]) -> int:
+        """Queue ``units`` (ids already known are ignored); the number newly queued."""
+
+    def claim(self, worker_id: str, *, limit: int, lease_seconds: float) -> list[Claim]:
+        """Claim up to ``limit`` due units for ``worker_id`` with a lease of ``lease_seconds``."""
+
+    def heartbeat(self, claim: Claim, *, lease_seconds: float) -> Claim | None:
+        """Extend the lease; the renewed claim, or ``None`` when the claim was lost."""
+
+    def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
+        """Record the outcome and remove the unit, fenced on ``claim``; False when lost."""
+
+    def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
+        """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
+        count, fenced on ``claim``; False when the claim was lost."""
+
+    def reclaim_expired(self) -> int:
+        """Make units whose lease expired claimable again; the number reclaimed."""
+
+    def pending_work(self, interaction_id: str | None = None) -> int:
+        """Units queued or claimed (for one interaction, or in all)."""
+
+    def close(self) -> None:
+        """Release connections; the ledger is unusable afterwards."""
+
+
+def _all_pages(
+    ledger: Ledger, what: Literal["interactions", "evaluations"], **filters: object
+) -> Iterator[InteractionRecord | EvaluationRecord]:
+    cursor: str | None = None
+    while True:
+        page: Page[InteractionRecord] | Page[EvaluationRecord]
+        if what == "interactions":
+            page = ledger.query_interactions(cursor=cursor, limit=500, **filters)  # type: ignore[arg-type]
+        else:
+            page = ledger.query_evaluations(cursor=cursor, limit=500, **filters)  # type: ignore[arg-type]
+        yield from page.items
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor
+
+
+def export_jsonl(
+    ledger: Ledger,
+    destination: str | Path | IO[str],
+    *,
+    what: Literal["interactions", "evaluations"] = "evaluations",
+    agent_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> int:
+    """Write the ledger's records as JSON Lines (one record per line); the number written.
+
+    Args:
+        ledger: The ledger to read.
+        destination: A path, or a text file open for writing.
+        what: ``"evaluations"`` or ``"interactions"``.
+        agent_id: Only this agent's records.
+        since: Only records from this time on.
+        until: Only records before this time.
+    """
+    if what not in ("interactions", "evaluations"):
+        raise ValueError(f"what must be 'interactions' or 'evaluations', got {what!r}")
+    filters = {"agent_id": agent_id, "since": since, "until": until}
+    if isinstance(destination, (str, Path)):
+        with open(destination, "w", encoding="utf-8") as out:
+            return _write_lines(_all_pages(ledger, what, **filters), out)
+    return _write_lines(_all_pages(ledger, what, **filters), destination)
+
+
+def _write_lines(records: Iterator[InteractionRecord | EvaluationRecord], out: IO[str]) -> int:
+    count = 0
+    for record in records:
+        out.write(record.model_dump_json())
+        out.write("\n")
+        count += 1
+    return count
+
+
+def encode_cursor(timestamp: float, key: str) -> str:
+    """The opaque cursor of a keyset page that continues after ``(timestamp, key)``."""
+    raw = json.dumps([timestamp, key], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[float, str]:
+    """The ``(timestamp, key)`` a cursor continues after; ``ValueError`` names a bad cursor."""
+    try:
+        timestamp, key = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        return float(timestamp), str(key)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"cursor: not a cursor this ledger returned: {cursor!r}") from error
+
+
+def check_limit(limit: int) -> None:
+    """Reject a page size below 1, naming the argument."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ValueError(f"limit must be a positive int, got {limit!r}")

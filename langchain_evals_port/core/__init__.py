@@ -4,7 +4,7 @@ This package knows nothing of judges, ledgers or pytest; every evaluator family 
 """
 
 from ._canonical import canonical_equal, canonical_json, canonical_text, canonical_value
-from ._evaluator import EvalInput, EvalOutput, Evaluator, OnError, ScorerOutput
+from ._evaluator import EvalInput, EvalOutput, Evaluator, OnError, OutputsKind, ScorerOutput
 from ._function import FunctionEvaluator, evaluator
 from ._messages import message_to_openai, to_langchain_messages, to_openai_messages
 from ._paths import MISSING, get_path, without_paths
@@ -23,6 +23,7 @@ __all__ = [
     "FunctionEvaluator",
     "OnError",
     "Outcome",
+    "OutputsKind",
     "RecordingTracer",
     "Score",
     "ScorerOutput",

@@ -75,6 +75,10 @@ OnError = Literal["raise", "record"]
 _logger = logging.getLogger(__name__)
 
 
+OutputsKind: TypeAlias = Literal["text", "messages", "json", "other"]
+"""What an evaluator's ``outputs`` are (see ``Evaluator.outputs_kind``)."""
+
+
 class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
     """Base class of every evaluator.
 
@@ -113,6 +117,16 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
 
     # ``name`` is the run name LangSmith shows; OpenEvals names runs after the feedback key.
     default_name: ClassVar[str | None] = None
+
+    outputs_kind: ClassVar[OutputsKind] = "text"
+    """The ``outputs`` this evaluator judges, which tells the online runtime what to pass from
+    an interaction: its final response ``"text"``, its transcript as ``"messages"``, the final
+    response parsed as ``"json"``, or ``"other"`` (the binding must say, with ``to_request``)."""
+
+    @property
+    def numeric_scores(self) -> bool:
+        """Whether this evaluator's scores are numbers rather than true/false verdicts."""
+        return False
 
     # --- what subclasses implement -------------------------------------------------------
 

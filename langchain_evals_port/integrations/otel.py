@@ -11,8 +11,9 @@ runtime uses:
   count matches its outcome count.
 * ``evals.evaluation.outcomes`` (counter): every result.
 
-Each is tagged with ``evaluator``, ``feedback_key`` and ``outcome`` (plus any constant
-``attributes``, e.g. the runtime's ``agent``). ``on_error`` alone records nothing: an error
+Each is tagged with ``evaluator``, ``feedback_key`` and ``outcome``, plus any constant
+``attributes`` and, for the online runtime's results, the evaluated ``agent`` (taken from
+``result.metadata["agent"]``). ``on_error`` alone records nothing: an error
 recorded as a failure arrives as a failed result, and a re-raised one produces no result.
 
 When the application has configured a global meter provider, evaluators without a tracer
@@ -86,6 +87,9 @@ class OpenTelemetryEvalTracer:
             "feedback_key": result.key,
             "outcome": result.outcome,
         }
+        agent = result.metadata.get("agent")
+        if agent is not None:
+            attributes["agent"] = str(agent)
         self._outcomes.add(1, attributes)
         if result.score is not None:
             self._score.record(float(result.score), attributes)

@@ -10,7 +10,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.utils import gather_with_concurrency
 from pydantic import Field, PrivateAttr, SkipValidation
 
-from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
+from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult, OutputsKind
 
 from ._objects import KeyPaths
 from ._pairing import ListMatchMode
@@ -93,6 +93,7 @@ class JsonMatch(Evaluator):
     list_match_mode: ListMatchMode = "same_elements"
     feedback_key: str = "json_match"
     default_name: ClassVar[str | None] = "json_match_evaluator"
+    outputs_kind: ClassVar[OutputsKind] = "json"
 
     _paths: KeyPaths = PrivateAttr()
     _judges: dict[str, LLMJudge] = PrivateAttr(default_factory=dict)

@@ -160,6 +160,11 @@ class LLMJudge(Evaluator):
             self.name = "llm_as_judge" if key == "score" else f"llm_as_{key}_judge"
 
     @property
+    def numeric_scores(self) -> bool:
+        """Scores are numbers when the judge is ``continuous`` or has ``choices``."""
+        return self.continuous or bool(self.choices)
+
+    @property
     def response_schema(self) -> Any:
         """What the judge hands to ``with_structured_output``: the score schema (a JSON
         schema dict, reasoning before score) or the custom output schema as given."""

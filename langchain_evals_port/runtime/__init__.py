@@ -1,8 +1,21 @@
 """Online evaluation: evaluators bound by configuration to agents, run in the background.
 
-See ``EvaluationRuntime`` for the entry point and RUNTIME.md-style docs in the README.
+``EvaluationRuntime`` is the entry point: it binds agents (``runtime.bind(graph, agent_id=...,
+roles=[...])``), records every interaction in a ``Ledger`` (``SqliteLedger`` by default,
+``InMemoryLedger`` for tests) and runs the ``OnlineEvaluator``s the configuration binds to each
+agent in the background, recording one outcome per evaluation: a verdict (``Evaluation``,
+passing or failing), inconclusive, or Failed (an error). ``testkit`` has the test helpers.
 """
 
+from ._capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
+from ._config import (
+    Binding,
+    ConfigKeyError,
+    ConfigTypeError,
+    ConfigurationError,
+    EvaluationConfig,
+    EvaluatorConfig,
+)
 from ._evaluation import (
     Complete,
     Effect,
@@ -12,8 +25,10 @@ from ._evaluation import (
     complete,
     inconclusive,
 )
+from ._evaluator import EvaluationContext, EvaluatorFactory, OnlineEvaluator
 from ._ids import evaluation_id, sampled
 from ._ledger import InteractionNotFoundError, Ledger, export_jsonl
+from ._memory import InMemoryLedger
 from ._records import (
     Claim,
     EvaluationError,
@@ -33,27 +48,46 @@ from ._records import (
     Verdict,
     WorkUnit,
 )
+from ._redact import redact_text
+from ._runtime import EvaluationRuntime
 from ._scope import current_evaluation_id, evaluation_scope
+from ._sqlite import SqliteLedger
 
 __all__ = [
+    "Binding",
+    "BoundAgent",
     "Claim",
     "Complete",
+    "ConfigKeyError",
+    "ConfigTypeError",
+    "ConfigurationError",
+    "DetailedReply",
     "Effect",
     "Effects",
     "Evaluation",
+    "EvaluationConfig",
+    "EvaluationContext",
     "EvaluationError",
     "EvaluationRecord",
+    "EvaluationRuntime",
+    "EvaluatorConfig",
+    "EvaluatorFactory",
     "Failed",
     "Failure",
+    "InMemoryLedger",
     "Inconclusive",
     "InconclusiveEffect",
+    "InteractionCallbackHandler",
     "InteractionNotFoundError",
     "InteractionRecord",
+    "InteractionSink",
     "InteractionStatus",
     "Ledger",
     "ModelResponse",
+    "OnlineEvaluator",
     "Outcome",
     "Page",
+    "SqliteLedger",
     "Subject",
     "TokenUsage",
     "ToolCallRecord",
@@ -66,5 +100,6 @@ __all__ = [
     "evaluation_scope",
     "export_jsonl",
     "inconclusive",
+    "redact_text",
     "sampled",
 ]

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Literal, Protocol, runtime_checkable
+from typing import IO, Literal, Protocol, TypeVar, runtime_checkable
 
 from langchain_evals_port.core.errors import EvalsError
 
@@ -32,11 +32,20 @@ from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
 __all__ = [
     "InteractionNotFoundError",
     "Ledger",
+    "check_completion",
+    "check_lease",
     "check_limit",
     "decode_cursor",
     "encode_cursor",
+    "epoch",
+    "evaluation_key",
     "export_jsonl",
+    "interaction_key",
+    "page_of",
+    "released_unit",
 ]
+
+T = TypeVar("T")
 
 
 class InteractionNotFoundError(EvalsError, KeyError):
@@ -194,3 +203,56 @@ def check_limit(limit: int) -> None:
     """Reject a page size below 1, naming the argument."""
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"limit must be a positive int, got {limit!r}")
+
+
+def check_lease(lease_seconds: float) -> None:
+    """Reject a lease that is not a positive number of seconds, naming the argument."""
+    if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, (int, float)):
+        raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}")
+    if not lease_seconds > 0:
+        raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}")
+
+
+def check_completion(claim: Claim, record: EvaluationRecord) -> None:
+    """Reject completing ``claim`` with the record of another evaluation."""
+    if record.evaluation_id != claim.unit.evaluation_id:
+        raise ValueError(
+            f"record {record.evaluation_id!r} does not belong to the claimed unit "
+            f"{claim.unit.evaluation_id!r}"
+        )
+
+
+def epoch(moment: datetime) -> float:
+    """Seconds since the epoch of ``moment``; a naive datetime is taken to be in UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def interaction_key(record: InteractionRecord) -> tuple[float, str]:
+    """The order of interactions in queries and cursors: start time, then id."""
+    return epoch(record.started_at), record.interaction_id
+
+
+def evaluation_key(record: EvaluationRecord) -> tuple[float, str]:
+    """The order of evaluation records in queries and cursors: timestamp, then id."""
+    return epoch(record.timestamp), record.evaluation_id
+
+
+def page_of(items: Sequence[T], limit: int, key: Callable[[T], tuple[float, str]]) -> Page[T]:
+    """The page of the first ``limit`` of ``items`` (fetched as ``limit + 1`` in key order).
+
+    An item beyond ``limit`` means there is more, so the page's cursor continues after its
+    last item; otherwise this is the last page.
+    """
+    if len(items) <= limit:
+        return Page(items=list(items))
+    return Page(items=list(items[:limit]), next_cursor=encode_cursor(*key(items[limit - 1])))
+
+
+def released_unit(unit: WorkUnit, *, now: float, delay: float, attempts: int | None) -> WorkUnit:
+    """``unit`` as ``release`` puts it back: due after ``delay``, with ``attempts`` if given."""
+    update: dict[str, object] = {"not_before": now + delay}
+    if attempts is not None:
+        update["attempts"] = attempts
+    return unit.model_copy(update=update)

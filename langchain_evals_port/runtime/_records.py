@@ -259,6 +259,7 @@ class WorkUnit(_Record):
     evaluator_id: str
     interaction_id: str
     agent_id: str
+    roles: tuple[str, ...] = ()
     flow_id: str | None = None
     trigger: Trigger = "on_interaction"
     trigger_attributes: dict[str, str] = {}

@@ -38,6 +38,12 @@ class EmbeddingSimilarity(Evaluator):
 
     feedback_key: str = "embedding_similarity"
     default_name: ClassVar[str | None] = "embedding_similarity"
+
+    @property
+    def numeric_scores(self) -> bool:
+        """Scores are numbers (a similarity from 0 to 1)."""
+        return True
+
     embeddings: Annotated[Embeddings | str, SkipValidation] = Field(exclude=True)
     algorithm: Literal["cosine", "dot_product"] = "cosine"
     _resolved: Embeddings | None = PrivateAttr(default=None)

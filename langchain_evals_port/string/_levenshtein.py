@@ -24,6 +24,11 @@ class LevenshteinDistance(Evaluator):
     feedback_key: str = "levenshtein_distance"
     default_name: ClassVar[str | None] = "levenshtein_distance"
 
+    @property
+    def numeric_scores(self) -> bool:
+        """Scores are numbers (a similarity from 0 to 1)."""
+        return True
+
     def _score(self, request: EvalRequest, config: RunnableConfig) -> float:
         from rapidfuzz.distance import Levenshtein
 

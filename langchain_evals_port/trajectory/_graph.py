@@ -34,13 +34,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict
 
-from langchain_evals_port.core import EvalRequest, Evaluator, Score
+from langchain_evals_port.core import EvalRequest, Evaluator, OutputsKind, Score
 from langchain_evals_port.core.errors import EvaluatorInputError
 
 if TYPE_CHECKING:
@@ -664,6 +664,7 @@ class GraphTrajectoryMatch(Evaluator):
         unexpected 'tools'
     """
 
+    outputs_kind: ClassVar[OutputsKind] = "other"
     mode: GraphTrajectoryMatchMode = "strict"
     feedback_key: str = ""
 

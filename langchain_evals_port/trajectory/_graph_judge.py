@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, SkipValidation
 
-from langchain_evals_port.core import EvalRequest, canonical_value
+from langchain_evals_port.core import EvalRequest, OutputsKind, canonical_value
 from langchain_evals_port.core.errors import CanonicalizationError, EvaluatorInputError
 from langchain_evals_port.judge import LLMJudge, PromptSource
 from langchain_evals_port.trajectory._graph import (
@@ -137,6 +137,7 @@ class GraphTrajectoryLLMJudge(LLMJudge):
         True
     """
 
+    outputs_kind: ClassVar[OutputsKind] = "other"
     prompt: Annotated[PromptSource, SkipValidation] = Field(
         default=GRAPH_TRAJECTORY_PROMPT, exclude=True
     )

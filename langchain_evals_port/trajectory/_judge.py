@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, SkipValidation
 
-from langchain_evals_port.core import EvalRequest, to_openai_messages
+from langchain_evals_port.core import EvalRequest, OutputsKind, to_openai_messages
 from langchain_evals_port.core.errors import MessageFormatError
 from langchain_evals_port.judge import LLMJudge, PromptSource
 
@@ -45,6 +45,7 @@ class TrajectoryLLMJudge(LLMJudge):
         False
     """
 
+    outputs_kind: ClassVar[OutputsKind] = "messages"
     prompt: Annotated[PromptSource, SkipValidation] = Field(
         default_factory=_with_reference_prompt, exclude=True
     )

@@ -6,12 +6,12 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import PrivateAttr, SkipValidation
 
-from langchain_evals_port.core import EvalRequest, Evaluator, Score
+from langchain_evals_port.core import EvalRequest, Evaluator, OutputsKind, Score
 
 from ._args import ArgsRules, ToolArgsMatchMode, ToolArgsOverride
 from ._calls import Call, Trajectory, read_trajectory
@@ -84,6 +84,7 @@ class TrajectoryMatch(Evaluator):
         0.0
     """
 
+    outputs_kind: ClassVar[OutputsKind] = "messages"
     mode: TrajectoryMatchMode = "strict"
     tool_args_match_mode: ToolArgsMatchMode = "exact"
     tool_args_match_overrides: Annotated[dict[str, ToolArgsOverride] | None, SkipValidation] = None

@@ -1,0 +1,241 @@
+"""The background worker: claims work units from the ledger and runs them, boundedly.
+
+It runs an asyncio loop in a daemon thread of its own, so it works the same under a sync
+program and beside an application's running event loop. Each claim is a lease that a
+heartbeat renews while the evaluation runs; a unit whose worker died becomes claimable again
+when its lease expires, so a restarted process (or another one sharing the ledger) resumes it
+within ``lease_seconds``. Completing and releasing are fenced on the claim: a worker that lost
+its lease cannot record over the worker that took the unit over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from ._execute import Retry
+from ._ledger import Ledger
+from ._records import Claim, EvaluationRecord, WorkUnit
+
+__all__ = ["DispatchSettings", "Dispatcher"]
+
+logger = logging.getLogger("langchain_evals_port.runtime")
+
+
+@dataclass(frozen=True)
+class DispatchSettings:
+    """How the background worker claims and runs work.
+
+    Attributes:
+        concurrency: Evaluations running at once in this process.
+        lease_seconds: Length of a claim's lease; a heartbeat renews it every third of it.
+        poll_interval: Seconds between looks at the ledger for work other processes queued
+            or leases that expired (work this process queues wakes the worker at once).
+    """
+
+    concurrency: int = 8
+    lease_seconds: float = 5.0
+    poll_interval: float = 0.25
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise ValueError(f"concurrency must be an int of at least 1, got {self.concurrency!r}")
+        if self.lease_seconds <= 0 or self.poll_interval <= 0:
+            raise ValueError("lease_seconds and poll_interval must be positive")
+
+
+class Dispatcher:
+    """Claims units for ``worker_id`` and runs them with ``execute`` in a background thread.
+
+    Args:
+        ledger: Where the work queue lives.
+        execute: Runs one unit; returns its record or raises ``Retry``.
+        on_recorded: Called (in the worker's loop) with each record this worker stored.
+        settings: Concurrency, lease and polling.
+        worker_id: Names this worker's claims.
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        execute: Callable[[WorkUnit], Awaitable[EvaluationRecord]],
+        on_recorded: Callable[[EvaluationRecord], Awaitable[None]],
+        *,
+        settings: DispatchSettings,
+        worker_id: str,
+    ) -> None:
+        self._ledger = ledger
+        self._execute = execute
+        self._on_recorded = on_recorded
+        self._settings = settings
+        self._worker_id = worker_id
+        self._claims: dict[str, Claim] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._idle = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    # --- control, from any thread ---------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the worker thread (once)."""
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._serve, name=f"langchain-evals-{self._worker_id}", daemon=True
+        )
+        self._thread.start()
+        self._ready.wait()
+
+    def notify(self) -> None:
+        """Tell the worker that work was queued, so it claims now instead of at the next poll."""
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            self._idle.clear()
+            # The loop may close in between: then there is nothing left to wake.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(wake.set)
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until no evaluation runs and none is due; True when that happened in time."""
+        return self._thread is None or self._idle.wait(timeout)
+
+    def stop(self, timeout: float) -> None:
+        """Stop claiming; cancel running evaluations and hand their units back; join."""
+        if self._thread is None or self._loop is None:
+            return
+        self._stopping = True
+        self.notify()
+        self._thread.join(timeout)
+
+    # --- the worker loop -------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        loop = asyncio.get_running_loop()
+        # Plain-``def`` evaluators and ledger calls run in this pool, sized to the work.
+        pool = ThreadPoolExecutor(
+            max_workers=self._settings.concurrency + 2, thread_name_prefix="langchain-evals"
+        )
+        loop.set_default_executor(pool)
+        self._loop, self._wake = loop, asyncio.Event()
+        self._ready.set()
+        heartbeats = asyncio.create_task(self._heartbeat())
+        try:
+            while not self._stopping:
+                self._wake.clear()
+                claimed = await self._claim()
+                if not claimed and not self._tasks:
+                    self._idle.set()
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._settings.poll_interval)
+        finally:
+            heartbeats.cancel()
+            for task in list(self._tasks.values()):
+                task.cancel()
+            await asyncio.gather(*self._tasks.values(), heartbeats, return_exceptions=True)
+            self._idle.set()
+            pool.shutdown(wait=False)
+
+    async def _claim(self) -> int:
+        free = self._settings.concurrency - len(self._tasks)
+        if free <= 0:
+            return 0
+        try:
+            claims = await asyncio.to_thread(
+                self._ledger.claim,
+                self._worker_id,
+                limit=free,
+                lease_seconds=self._settings.lease_seconds,
+            )
+        except Exception:
+            logger.exception("claiming work from the ledger failed; retrying at the next poll")
+            return 0
+        for claim in claims:
+            evaluation_id = claim.unit.evaluation_id
+            self._claims[evaluation_id] = claim
+            self._tasks[evaluation_id] = asyncio.create_task(self._run(evaluation_id))
+        return len(claims)
+
+    async def _run(self, evaluation_id: str) -> None:
+        unit = self._claims[evaluation_id].unit
+        try:
+            record = await self._execute(unit)
+        except Retry as retry:
+            await self._fenced(self._ledger.release, evaluation_id, retry.delay, retry.attempts)
+        except asyncio.CancelledError:
+            # Stopping (or the lease was lost): hand the unit back for another worker.
+            await asyncio.shield(self._fenced(self._ledger.release, evaluation_id, 0.0, None))
+            raise
+        except Exception:
+            logger.exception("running evaluation %s failed inside the runtime", evaluation_id)
+            await self._fenced(self._ledger.release, evaluation_id, 5.0, None)
+        else:
+            claim = self._claims[evaluation_id]
+            stored = await asyncio.to_thread(self._ledger.complete, claim, record)
+            if stored:
+                await self._on_recorded(record)
+            else:
+                logger.warning("lost the claim on %s before recording it", evaluation_id)
+        finally:
+            self._claims.pop(evaluation_id, None)
+            self._tasks.pop(evaluation_id, None)
+            if self._wake is not None:
+                self._wake.set()
+
+    async def _fenced(
+        self,
+        release: Callable[..., bool],
+        evaluation_id: str,
+        delay: float,
+        attempts: int | None,
+    ) -> None:
+        claim = self._claims.get(evaluation_id)
+        if claim is None:
+            return
+        try:
+            await asyncio.to_thread(release, claim, delay=delay, attempts=attempts)
+        except Exception:
+            logger.exception("handing %s back to the ledger failed", evaluation_id)
+
+    async def _heartbeat(self) -> None:
+        interval = self._settings.lease_seconds / 3
+        while True:
+            await asyncio.sleep(interval)
+            claims = list(self._claims.values())
+            if not claims:
+                continue
+            renewed = await asyncio.to_thread(self._renew, claims)
+            for claim, fresh in zip(claims, renewed, strict=True):
+                evaluation_id = claim.unit.evaluation_id
+                if fresh is not None:
+                    if evaluation_id in self._claims:
+                        self._claims[evaluation_id] = fresh
+                    continue
+                logger.warning("lost the lease on %s; another worker has it", evaluation_id)
+                self._claims.pop(evaluation_id, None)
+                task = self._tasks.get(evaluation_id)
+                if task is not None:
+                    task.cancel()
+
+    def _renew(self, claims: list[Claim]) -> list[Claim | None]:
+        renewed: list[Claim | None] = []
+        for claim in claims:
+            try:
+                renewed.append(
+                    self._ledger.heartbeat(claim, lease_seconds=self._settings.lease_seconds)
+                )
+            except Exception:
+                logger.exception("renewing the lease on %s failed", claim.unit.evaluation_id)
+                renewed.append(claim)
+        return renewed

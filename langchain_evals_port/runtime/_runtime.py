@@ -1,0 +1,437 @@
+"""``EvaluationRuntime``: binds agents, records their interactions, runs evaluations.
+
+    runtime = EvaluationRuntime.from_files("evals.yaml", evaluators=[QualityEvaluator])
+    agent = runtime.bind(graph, agent_id="support-agent", roles=["customer-facing"])
+    agent.invoke({"messages": [("user", "hi")]})   # recorded; evaluations run afterwards
+
+Every interaction of a bound agent is recorded, sampled or not. Before the call returns, the
+record and the work units of the evaluators bound to the agent (by configuration: agent entry,
+else role entry, else ``"*"``; sampling deterministic per interaction and evaluator) are
+committed to the ledger in one transaction, so a reply the caller received never loses its
+evaluations. A background worker then runs them and records each outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from langchain_core.runnables import Runnable
+
+from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult, current_tracer
+from langchain_evals_port.core.errors import EvaluatorUsageError
+
+from ._capture import BoundAgent, InteractionCallbackHandler
+from ._config import EvaluationConfig
+from ._dispatch import Dispatcher, DispatchSettings
+from ._evaluator import EvaluatorFactory, evaluator_id_of
+from ._execute import RetryPolicy, UnitExecutor
+from ._ids import evaluation_id, sampled
+from ._ledger import Ledger
+from ._records import (
+    EvaluationRecord,
+    Failed,
+    Inconclusive,
+    InteractionRecord,
+    Verdict,
+    WorkUnit,
+)
+
+__all__ = ["EvaluationRuntime"]
+
+Input = TypeVar("Input")
+Output = TypeVar("Output")
+
+DEFAULT_LEDGER_PATH = "evals.db"
+
+
+class EvaluationRuntime:
+    """Online evaluation for bound agents: configuration, ledger, background evaluations.
+
+    Args:
+        config: The configuration (an ``EvaluationConfig``, or a mapping with an
+            ``evaluation`` section, see RUNTIME-SPEC in the README); ``None`` binds nothing.
+        evaluators: ``OnlineEvaluator`` classes or zero-argument factories returning a fresh
+            instance (a factory is called once at startup to learn its id). A new instance
+            runs each evaluation.
+        ledger: Where interactions, evaluations and the work queue live; by default a
+            ``SqliteLedger`` on ``evals.db`` in the working directory.
+        redact: Called on every interaction record before anything is stored; returns the
+            record to store (e.g. with personal data masked).
+        concurrency: Evaluations running at once in this process.
+        evaluation_timeout: Seconds one evaluation may take before it is recorded as Failed.
+        max_attempts: Attempts for evaluations that raise a non-transient error.
+        retry_max_age: Seconds during which transient errors (timeouts, connection errors,
+            HTTP 429/5xx) are retried with backoff, without using up attempts.
+        retry_backoff: The shortest delay before a retry, in seconds (delays grow to half
+            the evaluation's age, at most 30 s).
+        lease_seconds: Lease on a claimed evaluation; a dead process's evaluations resume
+            this long after it died.
+        poll_interval: Seconds between looks for work queued by other processes.
+        tracer: Reports each recorded evaluation (``on_start``/``on_result``); by default the
+            ambient tracer at construction (OpenTelemetry metrics when configured).
+        langsmith_feedback: Also send each verdict as LangSmith feedback on the agent's run
+            (``True`` for a bounded default client, or a ``LangSmithFeedbackTracer``).
+        worker_id: Names this process's claims (default: host, pid and a random suffix).
+        start: Start the background worker now (``False`` records and queues only).
+
+    Raises:
+        ConfigurationError: The configuration is invalid or binds an evaluator id that is
+            not among ``evaluators`` (the message names the key path).
+        EvaluatorUsageError: An evaluator has no id, or two share one.
+    """
+
+    def __init__(
+        self,
+        config: EvaluationConfig | Mapping[str, Any] | None = None,
+        *,
+        evaluators: Sequence[EvaluatorFactory] = (),
+        ledger: Ledger | None = None,
+        redact: Callable[[InteractionRecord], InteractionRecord] | None = None,
+        concurrency: int = 8,
+        evaluation_timeout: float = 120.0,
+        max_attempts: int = 1,
+        retry_max_age: float = 600.0,
+        retry_backoff: float = 0.5,
+        lease_seconds: float = 5.0,
+        poll_interval: float = 0.25,
+        tracer: EvalTracer | None = None,
+        langsmith_feedback: bool | EvalTracer = False,
+        worker_id: str | None = None,
+        start: bool = True,
+    ) -> None:
+        self._config = (
+            config
+            if isinstance(config, EvaluationConfig)
+            else EvaluationConfig.from_mapping(config)
+        )
+        self._factories = _registry(evaluators)
+        self._config.check_registered(self._factories)
+        if evaluation_timeout <= 0:
+            raise ValueError(f"evaluation_timeout must be positive, got {evaluation_timeout!r}")
+        if redact is not None and not callable(redact):
+            raise TypeError(f"redact must be callable, got {redact!r}")
+        self._owns_ledger = ledger is None
+        self._ledger: Ledger = ledger if ledger is not None else _default_ledger()
+        self._redact = redact
+        self._tracers = _tracers(tracer, langsmith_feedback)
+        self._executor = UnitExecutor(
+            factories=self._factories,
+            config=lambda: self._config,
+            ledger=self._ledger,
+            timeout=evaluation_timeout,
+            policy=RetryPolicy(
+                max_attempts=max_attempts, retry_max_age=retry_max_age, backoff_base=retry_backoff
+            ),
+        )
+        self._dispatcher = Dispatcher(
+            self._ledger,
+            self._execute,
+            self._report,
+            settings=DispatchSettings(
+                concurrency=concurrency, lease_seconds=lease_seconds, poll_interval=poll_interval
+            ),
+            worker_id=worker_id or _worker_id(),
+        )
+        self._sink = _RuntimeSink(self)
+        self._closed = False
+        if start:
+            self._dispatcher.start()
+
+    @classmethod
+    def from_files(cls, *paths: str | Path, **options: Any) -> EvaluationRuntime:
+        """A runtime configured from YAML or TOML files, each layered over the ones before
+        (e.g. ``"evals.yaml", "evals.prod.yaml"``); ``options`` as for the constructor."""
+        return cls(EvaluationConfig.from_files(*paths), **options)
+
+    # --- accessors ---------------------------------------------------------------------------
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger interactions and evaluations are recorded in."""
+        return self._ledger
+
+    @property
+    def config(self) -> EvaluationConfig:
+        """The validated configuration."""
+        return self._config
+
+    # --- binding -------------------------------------------------------------------------
+
+    def bind(
+        self, runnable: Runnable[Input, Output], *, agent_id: str, roles: Sequence[str] = ()
+    ) -> BoundAgent[Input, Output]:
+        """Wrap ``runnable`` (a compiled graph or any Runnable) as agent ``agent_id``.
+
+        The result has the same input and output and records each invoke, ainvoke, stream,
+        astream and batch item as one interaction; everything else is delegated.
+        """
+        return BoundAgent(runnable, sink=self._sink, agent_id=agent_id, roles=_roles(roles))
+
+    def callback_handler(
+        self, *, agent_id: str, roles: Sequence[str] = ()
+    ) -> InteractionCallbackHandler:
+        """A LangChain callback handler recording each root run it sees as an interaction,
+        for code that cannot wrap its agent: pass it in ``config={"callbacks": [...]}``."""
+        return InteractionCallbackHandler(self._sink, agent_id=agent_id, roles=_roles(roles))
+
+    # --- recording -----------------------------------------------------------------------
+
+    def _record(self, record: InteractionRecord) -> None:
+        if self._redact is not None:
+            record = self._redact(record)
+            if not isinstance(record, InteractionRecord):
+                raise EvaluatorUsageError(
+                    f"redact must return an InteractionRecord, got {record!r}"
+                )
+        units = self._units_for(record)
+        self._ledger.record_interaction(record, units)
+        if units:
+            self._dispatcher.notify()
+
+    def _units_for(self, record: InteractionRecord) -> list[WorkUnit]:
+        if record.evaluation_traffic:
+            return []
+        now = time.time()
+        units = []
+        for binding in self._config.bindings_for(record.agent_id, record.roles):
+            if record.status == "failed" and not binding.trigger_on_failure:
+                continue
+            if record.status == "interrupted" and not binding.trigger_on_interrupt:
+                continue
+            if not sampled(record.interaction_id, binding.evaluator_id, binding.sampling_ratio):
+                continue
+            units.append(self._unit(binding.evaluator_id, record, "on_interaction", {}, now))
+        return units
+
+    @staticmethod
+    def _unit(
+        evaluator_id: str,
+        record: InteractionRecord,
+        trigger: Any,
+        trigger_attributes: Mapping[str, str],
+        now: float,
+    ) -> WorkUnit:
+        return WorkUnit(
+            evaluation_id=evaluation_id(evaluator_id, record.interaction_id, trigger_attributes),
+            evaluator_id=evaluator_id,
+            interaction_id=record.interaction_id,
+            agent_id=record.agent_id,
+            roles=record.roles,
+            flow_id=record.flow_id,
+            trigger=trigger,
+            trigger_attributes=dict(trigger_attributes),
+            enqueued_at=now,
+        )
+
+    # --- evaluations ---------------------------------------------------------------------
+
+    def evaluate_now(
+        self,
+        evaluator_id: str,
+        interaction_id: str,
+        trigger_attributes: Mapping[str, str] | None = None,
+    ) -> str:
+        """Queue an evaluation of a recorded interaction by hand (trigger ``manual``).
+
+        Sampling and bindings do not apply. The same evaluator, interaction and trigger
+        attributes give the same evaluation id, recorded once; pass distinct
+        ``trigger_attributes`` (e.g. a prompt version) to evaluate again.
+
+        Returns:
+            The evaluation id, for ``ledger.get_evaluation``.
+
+        Raises:
+            EvaluatorUsageError: No evaluator with this id is registered.
+            InteractionNotFoundError: The ledger holds no such interaction.
+        """
+        if evaluator_id not in self._factories:
+            raise EvaluatorUsageError(
+                f"evaluator_id: no evaluator {evaluator_id!r} is registered "
+                f"(registered: {sorted(self._factories)})"
+            )
+        attributes = dict(trigger_attributes or {})
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in attributes.items()):
+            raise EvaluatorUsageError(
+                f"trigger_attributes must map str to str, got {trigger_attributes!r}"
+            )
+        record = self._ledger.get_interaction(interaction_id)
+        unit = self._unit(evaluator_id, record, "manual", attributes, time.time())
+        self._ledger.enqueue([unit])
+        self._dispatcher.notify()
+        return unit.evaluation_id
+
+    def wait_for_evaluations(
+        self, interaction_id: str, timeout: float = 30.0
+    ) -> list[EvaluationRecord]:
+        """Wait until no evaluation of ``interaction_id`` is queued or running; its records.
+
+        Raises:
+            TimeoutError: Evaluations were still pending after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while self._ledger.pending_work(interaction_id):
+            if time.monotonic() >= deadline:
+                raise _still_pending(self._ledger, interaction_id, timeout)
+            time.sleep(0.01)
+        return self._ledger.get_evaluations(interaction_id)
+
+    async def await_evaluations(
+        self, interaction_id: str, timeout: float = 30.0
+    ) -> list[EvaluationRecord]:
+        """The async twin of ``wait_for_evaluations``."""
+        deadline = time.monotonic() + timeout
+        while await asyncio.to_thread(self._ledger.pending_work, interaction_id):
+            if time.monotonic() >= deadline:
+                raise _still_pending(self._ledger, interaction_id, timeout)
+            await asyncio.sleep(0.01)
+        return await asyncio.to_thread(self._ledger.get_evaluations, interaction_id)
+
+    def start(self) -> None:
+        """Start the background worker (done by the constructor unless ``start=False``)."""
+        self._dispatcher.start()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Finish the evaluations that are due (up to ``timeout`` seconds), then stop.
+
+        Evaluations still running at the deadline are handed back to the ledger, where the
+        next runtime on it (or another process) picks them up. A ledger the runtime made
+        itself is closed.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._dispatcher.drain(timeout)
+        self._dispatcher.stop(timeout=5.0)
+        for tracer in self._tracers:
+            flush = getattr(tracer, "flush", None)
+            if callable(flush):
+                flush(timeout)
+        if self._owns_ledger:
+            self._ledger.close()
+
+    def __enter__(self) -> EvaluationRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the worker's side ---------------------------------------------------------------
+
+    async def _execute(self, unit: WorkUnit) -> EvaluationRecord:
+        if self._tracers:
+            request = EvalRequest.of(
+                inputs={"interaction_id": unit.interaction_id, "agent_id": unit.agent_id}
+            )
+            for tracer in self._tracers:
+                tracer.on_start(unit.evaluator_id, request)
+        return await self._executor.run(unit)
+
+    async def _report(self, record: EvaluationRecord) -> None:
+        if not self._tracers:
+            return
+        result = await asyncio.to_thread(self._as_result, record)
+        for tracer in self._tracers:
+            tracer.on_result(record.evaluator_id, result)
+
+    def _as_result(self, record: EvaluationRecord) -> EvaluatorResult:
+        metadata: dict[str, Any] = {
+            "agent": record.agent_id,
+            "evaluation_id": record.evaluation_id,
+            "interaction_id": record.interaction_id,
+        }
+        if record.control_id is not None:
+            metadata["control_id"] = record.control_id
+        run_id = self._ledger.get_interaction(record.interaction_id).run_id
+        if run_id is not None:
+            metadata["run_id"] = run_id
+        outcome = record.outcome
+        if isinstance(outcome, Verdict):
+            evaluation = outcome.evaluation
+            score: bool | float = (
+                evaluation.passed if evaluation.score is None else evaluation.score
+            )
+            return EvaluatorResult(
+                key=record.evaluator_id,
+                score=score,
+                comment=evaluation.explanation,
+                metadata={**metadata, "passed": evaluation.passed},
+            )
+        if isinstance(outcome, Inconclusive):
+            return EvaluatorResult.inconclusive(
+                record.evaluator_id, outcome.reason, metadata=metadata
+            )
+        assert isinstance(outcome, Failed)
+        return EvaluatorResult.failed(
+            record.evaluator_id,
+            outcome.error.code,  # type: ignore[arg-type]
+            str(outcome.error),
+            metadata=metadata,
+        )
+
+
+class _RuntimeSink:
+    """The runtime as the ``InteractionSink`` its bound agents record into."""
+
+    def __init__(self, runtime: EvaluationRuntime) -> None:
+        self._runtime = runtime
+
+    def record(self, record: InteractionRecord) -> None:
+        self._runtime._record(record)
+
+    async def arecord(self, record: InteractionRecord) -> None:
+        await asyncio.to_thread(self._runtime._record, record)
+
+
+def _registry(evaluators: Sequence[EvaluatorFactory]) -> dict[str, EvaluatorFactory]:
+    if isinstance(evaluators, (str, bytes)) or not isinstance(evaluators, Sequence):
+        raise EvaluatorUsageError(
+            f"evaluators must be a list of OnlineEvaluator classes or factories, got {evaluators!r}"
+        )
+    registry: dict[str, EvaluatorFactory] = {}
+    for factory in evaluators:
+        evaluator_id = evaluator_id_of(factory)
+        if evaluator_id in registry:
+            raise EvaluatorUsageError(f"evaluators: two evaluators have the id {evaluator_id!r}")
+        registry[evaluator_id] = factory
+    return registry
+
+
+def _roles(roles: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(roles, str) or not all(isinstance(role, str) for role in roles):
+        raise EvaluatorUsageError(f"roles must be a list of str, got {roles!r}")
+    return tuple(roles)
+
+
+def _tracers(tracer: EvalTracer | None, langsmith_feedback: bool | EvalTracer) -> list[EvalTracer]:
+    tracers = [t for t in (tracer or current_tracer(),) if t is not None]
+    if langsmith_feedback is True:
+        from langchain_evals_port.integrations.langsmith import LangSmithFeedbackTracer
+
+        tracers.append(LangSmithFeedbackTracer())
+    elif langsmith_feedback is not False:
+        tracers.append(langsmith_feedback)
+    return tracers
+
+
+def _default_ledger() -> Ledger:
+    from ._sqlite import SqliteLedger
+
+    return SqliteLedger(DEFAULT_LEDGER_PATH)
+
+
+def _worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _still_pending(ledger: Ledger, interaction_id: str, timeout: float) -> TimeoutError:
+    pending = ledger.pending_work(interaction_id)
+    return TimeoutError(
+        f"{pending} evaluation(s) of interaction {interaction_id!r} still pending after {timeout}s"
+    )

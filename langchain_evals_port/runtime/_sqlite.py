@@ -1,0 +1,423 @@
+"""``SqliteLedger``: the embedded default ledger, one SQLite file shared by processes.
+
+The file runs in WAL mode, so readers never wait for the writer. Every write that must be
+atomic runs in a ``BEGIN IMMEDIATE`` transaction, which takes the file's write lock up front;
+another process waits for it up to ``busy_timeout`` seconds. Claims raise each unit's
+fencing token, and every later write of a claim names the token it holds, so a worker whose
+lease was taken over changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from ._ledger import (
+    InteractionNotFoundError,
+    check_completion,
+    check_lease,
+    check_limit,
+    decode_cursor,
+    epoch,
+    page_of,
+    released_unit,
+)
+from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
+
+__all__ = ["SqliteLedger"]
+
+SCHEMA_VERSION = 1
+"""The layout of the tables below, kept in the file's ``user_version``."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS interactions (
+    interaction_id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS interactions_by_time ON interactions (started_at, interaction_id);
+CREATE INDEX IF NOT EXISTS interactions_by_agent
+    ON interactions (agent_id, started_at, interaction_id);
+
+CREATE TABLE IF NOT EXISTS evaluations (
+    evaluation_id TEXT PRIMARY KEY,
+    interaction_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    evaluator_id TEXT NOT NULL,
+    timestamp REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_by_interaction ON evaluations (interaction_id);
+CREATE INDEX IF NOT EXISTS evaluations_by_time ON evaluations (timestamp, evaluation_id);
+CREATE INDEX IF NOT EXISTS evaluations_by_agent
+    ON evaluations (agent_id, timestamp, evaluation_id);
+CREATE INDEX IF NOT EXISTS evaluations_by_evaluator
+    ON evaluations (evaluator_id, timestamp, evaluation_id);
+
+CREATE TABLE IF NOT EXISTS work (
+    evaluation_id TEXT PRIMARY KEY,
+    interaction_id TEXT NOT NULL,
+    enqueued_at REAL NOT NULL,
+    not_before REAL NOT NULL,
+    worker TEXT,
+    token INTEGER NOT NULL DEFAULT 0,
+    lease_until REAL,
+    unit TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS work_by_age ON work (enqueued_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS work_by_interaction ON work (interaction_id);
+"""
+
+_ENQUEUE = """
+INSERT OR IGNORE INTO work (evaluation_id, interaction_id, enqueued_at, not_before, unit)
+SELECT ?, ?, ?, ?, ?
+WHERE NOT EXISTS (SELECT 1 FROM evaluations WHERE evaluation_id = ?)
+"""
+
+_DUE = """
+SELECT evaluation_id, token, unit FROM work
+WHERE (worker IS NULL AND not_before <= :now) OR (worker IS NOT NULL AND lease_until <= :now)
+ORDER BY enqueued_at, evaluation_id
+LIMIT :limit
+"""
+
+# The fence of every write made under a claim: the unit is still claimed, with the same token.
+_HELD = "evaluation_id = ? AND token = ? AND worker IS NOT NULL"
+
+_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
+
+M = TypeVar("M", InteractionRecord, EvaluationRecord)
+
+
+class SqliteLedger:
+    """A ``Ledger`` in one SQLite file (WAL mode) that several processes may share.
+
+    Args:
+        path: The database file; created with its tables when missing. Its directory must
+            exist.
+        synchronous: SQLite's ``synchronous`` setting. ``"NORMAL"`` (the default) survives a
+            process crash; a power loss may drop the last commits. ``"FULL"`` survives both.
+        busy_timeout: Seconds to wait for another connection's write lock before failing.
+
+    Attributes:
+        path: The database file.
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     ledger = SqliteLedger(Path(folder) / "ledger.db")
+        ...     unit = WorkUnit(evaluation_id="e-1", evaluator_id="quality",
+        ...                     interaction_id="i-1", agent_id="bot", enqueued_at=0.0)
+        ...     print(ledger.enqueue([unit, unit]), ledger.pending_work())
+        ...     ledger.close()
+        1 1
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.path = Path(path)
+        if not self.path.parent.is_dir():
+            raise ValueError(
+                f"ledger path {str(self.path)!r}: "
+                f"directory {str(self.path.parent)!r} does not exist"
+            )
+        if synchronous.upper() not in _SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}")
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            self._create_schema()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _create_schema(self) -> None:
+        with self._write() as db:
+            (version,) = db.execute("PRAGMA user_version").fetchone()
+            if version > SCHEMA_VERSION:
+                raise ValueError(
+                    f"ledger {str(self.path)!r} has schema version {version}; this version of "
+                    f"langchain_evals_port reads up to {SCHEMA_VERSION}"
+                )
+            # executescript would commit the open transaction, so run statement by statement.
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """The connection inside one ``BEGIN IMMEDIATE`` transaction, committed on success."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+        """The rows of one query."""
+        with self._lock:
+            return self._db.execute(sql, parameters).fetchall()
+
+    def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
+        """Run one statement (atomic on its own, in autocommit mode); the rows it changed."""
+        with self._lock:
+            return self._db.execute(sql, parameters).rowcount
+
+    # --- records -------------------------------------------------------------------------
+
+    def record_interaction(self, record: InteractionRecord, work: Sequence[WorkUnit] = ()) -> None:
+        """Store ``record`` (the first with its id is kept) and enqueue ``work``, atomically."""
+        row = (record.interaction_id, record.agent_id, epoch(record.started_at))
+        stored = record.model_dump_json()
+        units = _unit_rows(work)
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO interactions VALUES (?, ?, ?, ?)", (*row, stored))
+            db.executemany(_ENQUEUE, units)
+
+    def get_interaction(self, interaction_id: str) -> InteractionRecord:
+        """The interaction with this id; ``InteractionNotFoundError`` when there is none."""
+        rows = self._read(
+            "SELECT record FROM interactions WHERE interaction_id = ?", (interaction_id,)
+        )
+        if not rows:
+            raise InteractionNotFoundError(interaction_id)
+        return InteractionRecord.model_validate_json(rows[0][0])
+
+    def record_evaluation(self, record: EvaluationRecord) -> bool:
+        """Store ``record`` unless one with its ``evaluation_id`` exists; True when stored."""
+        return self._change(_INSERT_EVALUATION, _evaluation_row(record)) == 1
+
+    def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
+        """The evaluation record with this id, or ``None``."""
+        rows = self._read(
+            "SELECT record FROM evaluations WHERE evaluation_id = ?", (evaluation_id,)
+        )
+        return EvaluationRecord.model_validate_json(rows[0][0]) if rows else None
+
+    def get_evaluations(self, interaction_id: str) -> list[EvaluationRecord]:
+        """Every evaluation record of one interaction, oldest first."""
+        rows = self._read(
+            "SELECT record FROM evaluations WHERE interaction_id = ?"
+            " ORDER BY timestamp, evaluation_id",
+            (interaction_id,),
+        )
+        return [EvaluationRecord.model_validate_json(text) for (text,) in rows]
+
+    def query_interactions(
+        self,
+        *,
+        agent_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[InteractionRecord]:
+        """Interactions by start time (``since`` inclusive, ``until`` exclusive), oldest first."""
+        return self._query(
+            InteractionRecord,
+            {"agent_id": agent_id},
+            since=since,
+            until=until,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def query_evaluations(
+        self,
+        *,
+        agent_id: str | None = None,
+        evaluator_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[EvaluationRecord]:
+        """Evaluation records by timestamp (``since`` inclusive, ``until`` exclusive)."""
+        return self._query(
+            EvaluationRecord,
+            {"agent_id": agent_id, "evaluator_id": evaluator_id},
+            since=since,
+            until=until,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def _query(
+        self,
+        model: type[M],
+        equal: dict[str, str | None],
+        *,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+        cursor: str | None,
+    ) -> Page[M]:
+        check_limit(limit)
+        table, moment, key = _QUERIED[model]
+        conditions = [f"{column} = ?" for column, value in equal.items() if value is not None]
+        parameters: list[Any] = [value for value in equal.values() if value is not None]
+        if since is not None:
+            conditions.append(f"{moment} >= ?")
+            parameters.append(epoch(since))
+        if until is not None:
+            conditions.append(f"{moment} < ?")
+            parameters.append(epoch(until))
+        if cursor is not None:
+            conditions.append(f"({moment}, {key}) > (?, ?)")
+            parameters.extend(decode_cursor(cursor))
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self._read(
+            f"SELECT {moment}, {key}, record FROM {table} {where} ORDER BY {moment}, {key} LIMIT ?",
+            [*parameters, limit + 1],
+        )
+        page = page_of(rows, limit, key=lambda row: (row[0], row[1]))
+        return Page(
+            items=[model.model_validate_json(row[2]) for row in page.items],
+            next_cursor=page.next_cursor,
+        )
+
+    # --- work queue ----------------------------------------------------------------------
+
+    def enqueue(self, units: Sequence[WorkUnit]) -> int:
+        """Queue ``units`` (ids already queued or recorded are ignored); the number queued."""
+        rows = _unit_rows(units)
+        with self._write() as db:
+            return db.executemany(_ENQUEUE, rows).rowcount
+
+    def claim(self, worker_id: str, *, limit: int, lease_seconds: float) -> list[Claim]:
+        """Claim up to ``limit`` due units (oldest first) for ``worker_id``."""
+        check_limit(limit)
+        check_lease(lease_seconds)
+        with self._write() as db:
+            now = time.time()
+            due = db.execute(_DUE, {"now": now, "limit": limit}).fetchall()
+            lease_until = now + lease_seconds
+            db.executemany(
+                "UPDATE work SET worker = ?, token = token + 1, lease_until = ?"
+                " WHERE evaluation_id = ?",
+                [(worker_id, lease_until, evaluation_id) for evaluation_id, _, _ in due],
+            )
+        return [
+            Claim(
+                unit=WorkUnit.model_validate_json(unit),
+                worker_id=worker_id,
+                token=token + 1,
+                lease_expires_at=lease_until,
+            )
+            for _, token, unit in due
+        ]
+
+    def heartbeat(self, claim: Claim, *, lease_seconds: float) -> Claim | None:
+        """Extend the lease; the renewed claim, or ``None`` when the claim was lost."""
+        check_lease(lease_seconds)
+        lease_until = time.time() + lease_seconds
+        changed = self._change(
+            f"UPDATE work SET lease_until = ? WHERE {_HELD}", (lease_until, *_fence(claim))
+        )
+        return claim.model_copy(update={"lease_expires_at": lease_until}) if changed else None
+
+    def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
+        """Record the outcome (first writer wins) and remove the unit; False when lost."""
+        check_completion(claim, record)
+        row = _evaluation_row(record)
+        with self._write() as db:
+            if db.execute(f"DELETE FROM work WHERE {_HELD}", _fence(claim)).rowcount != 1:
+                return False
+            db.execute(_INSERT_EVALUATION, row)
+        return True
+
+    def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
+        """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
+        count; False when the claim was lost."""
+        unit = released_unit(claim.unit, now=time.time(), delay=delay, attempts=attempts)
+        changed = self._change(
+            f"UPDATE work SET worker = NULL, lease_until = NULL, not_before = ?, unit = ?"
+            f" WHERE {_HELD}",
+            (unit.not_before, unit.model_dump_json(), *_fence(claim)),
+        )
+        return changed == 1
+
+    def reclaim_expired(self) -> int:
+        """Make units whose lease expired claimable again; the number reclaimed."""
+        return self._change(
+            "UPDATE work SET worker = NULL, lease_until = NULL"
+            " WHERE worker IS NOT NULL AND lease_until <= ?",
+            (time.time(),),
+        )
+
+    def pending_work(self, interaction_id: str | None = None) -> int:
+        """Units queued or claimed (for one interaction, or in all)."""
+        if interaction_id is None:
+            [(count,)] = self._read("SELECT COUNT(*) FROM work")
+        else:
+            [(count,)] = self._read(
+                "SELECT COUNT(*) FROM work WHERE interaction_id = ?", (interaction_id,)
+            )
+        return int(count)
+
+    def close(self) -> None:
+        """Close the connection; the ledger is unusable afterwards."""
+        with self._lock:
+            self._db.close()
+
+
+_INSERT_EVALUATION = "INSERT OR IGNORE INTO evaluations VALUES (?, ?, ?, ?, ?, ?)"
+
+_QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
+    InteractionRecord: ("interactions", "started_at", "interaction_id"),
+    EvaluationRecord: ("evaluations", "timestamp", "evaluation_id"),
+}
+"""The table of each record type, with the columns that order it: time, then id."""
+
+
+def _evaluation_row(record: EvaluationRecord) -> tuple[str, str, str, str, float, str]:
+    return (
+        record.evaluation_id,
+        record.interaction_id,
+        record.agent_id,
+        record.evaluator_id,
+        epoch(record.timestamp),
+        record.model_dump_json(),
+    )
+
+
+def _unit_rows(units: Sequence[WorkUnit]) -> list[tuple[str, str, float, float, str, str]]:
+    return [
+        (
+            unit.evaluation_id,
+            unit.interaction_id,
+            unit.enqueued_at,
+            unit.not_before,
+            unit.model_dump_json(),
+            unit.evaluation_id,
+        )
+        for unit in units
+    ]
+
+
+def _fence(claim: Claim) -> tuple[str, int]:
+    return claim.unit.evaluation_id, claim.token

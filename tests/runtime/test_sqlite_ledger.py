@@ -1,0 +1,126 @@
+"""What only the SQLite ledger promises: one file shared by processes, reopened, in WAL mode."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from _factories import make_evaluation, make_interaction, make_unit
+
+from langchain_evals_port.runtime._sqlite import SCHEMA_VERSION, SqliteLedger
+
+# A worker process: waits for "go" on stdin, claims and completes units until none is left
+# for it, then prints the ids it claimed as JSON.
+WORKER = """
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from _factories import make_evaluation
+from langchain_evals_port.runtime._sqlite import SqliteLedger
+
+ledger = SqliteLedger(sys.argv[1])
+print("ready", flush=True)
+sys.stdin.readline()
+claimed = []
+while claims := ledger.claim(sys.argv[2], limit=7, lease_seconds=60.0):
+    for claim in claims:
+        claimed.append(claim.unit.evaluation_id)
+        record = make_evaluation(claim.unit.evaluation_id, interaction_id=claim.unit.interaction_id)
+        assert ledger.complete(claim, record)
+ledger.close()
+print(json.dumps(claimed), flush=True)
+"""
+
+
+def test_two_processes_complete_every_unit_exactly_once(tmp_path):
+    path = tmp_path / "ledger.db"
+    ledger = SqliteLedger(path)
+    for n in range(50):
+        work = [make_unit(f"e-{n}-{k}", interaction_id=f"i-{n}") for k in range(10)]
+        ledger.record_interaction(make_interaction(f"i-{n}"), work)
+    assert ledger.pending_work() == 500
+
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path), f"w-{k}", str(Path(__file__).parent)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(2)
+    ]
+    for worker in workers:
+        assert worker.stdout.readline().strip() == "ready"
+    for worker in workers:
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+    outputs = [worker.communicate(timeout=60)[0] for worker in workers]
+
+    assert [worker.returncode for worker in workers] == [0, 0]
+    first, second = (set(json.loads(output)) for output in outputs)
+    assert first.isdisjoint(second)
+    assert len(first | second) == 500
+    assert ledger.pending_work() == 0
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT COUNT(*) FROM evaluations").fetchone() == (500,)
+    ledger.close()
+
+
+def test_a_reopened_file_holds_everything(tmp_path):
+    path = tmp_path / "ledger.db"
+    first = SqliteLedger(str(path))
+    first.record_interaction(make_interaction("i-1"), [make_unit("e-1"), make_unit("e-2")])
+    first.record_evaluation(make_evaluation("e-0"))
+    claim = first.claim("w-1", limit=1, lease_seconds=60.0)[0]
+    first.close()
+
+    second = SqliteLedger(path)
+
+    assert second.get_interaction("i-1") == make_interaction("i-1")
+    assert second.get_evaluation("e-0") == make_evaluation("e-0")
+    assert second.pending_work("i-1") == 2
+    assert second.complete(claim, make_evaluation(claim.unit.evaluation_id)) is True
+    assert second.pending_work("i-1") == 1
+    second.close()
+
+
+def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path):
+    path = tmp_path / "ledger.db"
+    SqliteLedger(path).close()
+
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+
+
+def test_a_file_from_a_newer_version_is_refused(tmp_path):
+    path = tmp_path / "ledger.db"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+
+    with pytest.raises(ValueError, match="schema version"):
+        SqliteLedger(path)
+
+
+def test_a_missing_directory_is_named(tmp_path):
+    path = tmp_path / "missing" / "ledger.db"
+
+    with pytest.raises(ValueError, match="missing"):
+        SqliteLedger(path)
+
+
+def test_an_unknown_synchronous_setting_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="synchronous"):
+        SqliteLedger(tmp_path / "ledger.db", synchronous="SOMETIMES; DROP TABLE work")
+
+
+def test_a_closed_ledger_is_unusable(tmp_path):
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    ledger.close()
+
+    with pytest.raises(sqlite3.ProgrammingError):
+        ledger.pending_work()

@@ -49,9 +49,10 @@ from .core.errors import (
 from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
 
 if TYPE_CHECKING:
-    from . import prompts
+    from . import prompts, runtime
     from .json_match import JsonMatch
     from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
+    from .runtime import EvaluationRuntime, OnlineEvaluator
     from .simulation import MultiturnSimulation, SimulatedUser
     from .trajectory import (
         GraphTrajectoryLLMJudge,
@@ -76,7 +77,10 @@ _LAZY = {
     "GraphTrajectoryMatch": "trajectory",
     "GraphTrajectoryLLMJudge": "trajectory",
     "extract_graph_trajectory": "trajectory",
+    "EvaluationRuntime": "runtime",
+    "OnlineEvaluator": "runtime",
     "prompts": None,
+    "runtime": None,
 }
 
 
@@ -105,6 +109,7 @@ __all__ = [
     "EvalTracer",
     "EvalsError",
     "EvaluationFailure",
+    "EvaluationRuntime",
     "Evaluator",
     "EvaluatorInputError",
     "EvaluatorResult",
@@ -122,6 +127,7 @@ __all__ = [
     "MessageFormatError",
     "MultiturnSimulation",
     "OnError",
+    "OnlineEvaluator",
     "Outcome",
     "Score",
     "ScorerOutput",
@@ -138,6 +144,7 @@ __all__ = [
     "extract_graph_trajectory",
     "message_to_openai",
     "prompts",
+    "runtime",
     "set_default_judge",
     "to_langchain_messages",
     "to_openai_messages",

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKDOWN = [ROOT / "README.md", *sorted((ROOT / "cookbook").glob("*.md"))]
-SCRIPTS = sorted((ROOT / "cookbook").glob("*.py"))
+SCRIPTS = sorted([*(ROOT / "cookbook").glob("*.py"), *(ROOT / "cookbook").glob("*/run.py")])
 FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -53,19 +53,32 @@ EXPECTED = {
         r"task_completion: True",
     ],
     "structured_extraction.py": [r"json_match:customer\s+1\.00", r"json_match:priority\s+0\.50"],
+    "online_support_agent/run.py": [
+        r"prod\s+helpfulness-judge\s+sampling\s+10%",
+        r"Q1\s+helpfulness-judge\s+verdict\s+True",
+        r"Q1\s+reply-quality\s+verdict\s+True\s+1\.00\s+ok \[good\]",
+        r"Q2\s+helpfulness-judge\s+verdict\s+False",
+        r"Q2\s+reply-quality\s+verdict\s+False\s+0\.50\s+missed: long_enough \[poor\]",
+        r"Q3\s+reply-quality\s+inconclusive\s+-\s+-\s+the customer named no order",
+        r"Q1: model calls 2, tool calls 1, tokens \d+ input \+ \d+ output = \d+",
+    ],
 }
 
 
+def script_key(path: Path) -> str:
+    return path.relative_to(ROOT / "cookbook").as_posix()
+
+
 def test_every_cookbook_script_has_expectations():
-    assert sorted(EXPECTED) == sorted(p.name for p in SCRIPTS)
+    assert sorted(EXPECTED) == sorted(script_key(p) for p in SCRIPTS)
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("script", SCRIPTS, ids=script_key)
 def test_cookbook_scripts_run(script, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     done = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT
     )
     assert done.returncode == 0, done.stderr
-    for pattern in EXPECTED[script.name]:
+    for pattern in EXPECTED[script_key(script)]:
         assert re.search(pattern, done.stdout), f"{script.name}: no {pattern!r} in\n{done.stdout}"

@@ -95,6 +95,11 @@ class JsonMatch(Evaluator):
     default_name: ClassVar[str | None] = "json_match_evaluator"
     outputs_kind: ClassVar[OutputsKind] = "json"
 
+    @property
+    def numeric_scores(self) -> bool:
+        """Scores are numbers: each key's (or the aggregate's) share of matching fields."""
+        return True
+
     _paths: KeyPaths = PrivateAttr()
     _judges: dict[str, LLMJudge] = PrivateAttr(default_factory=dict)
 

@@ -300,7 +300,8 @@ class _CaptureEvents(_HandlerBase):
         capture = self._capture_started(run_id, parent_run_id)
         if capture is not None:
             params = kwargs.get("invocation_params") or {}
-            name = params.get("model_name") or params.get("model")
+            metadata = kwargs.get("metadata") or {}
+            name = params.get("model_name") or params.get("model") or metadata.get("ls_model_name")
             capture.model_started(run_id, messages[0], name if isinstance(name, str) else None)
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
@@ -393,7 +394,8 @@ class InteractionCallbackHandler(_CaptureEvents):
     ``thread_id`` and ``flow_id`` come from the root run's metadata, where LangGraph copies
     its ``configurable`` values; ``run_id`` is the root run id. A chat model or tool called
     directly (not inside a chain) is not an interaction. Interrupts are detected through
-    LangGraph's graph callbacks (LangGraph 1.1+).
+    LangGraph's graph callbacks (LangGraph 1.1+); an abandoned stream is recorded as
+    interrupted, like ``BoundAgent`` does.
 
     Args:
         sink: Receives each finished interaction.
@@ -452,6 +454,18 @@ class InteractionCallbackHandler(_CaptureEvents):
             self._roots[run_id] = _RootRun(origin, inputs, runs=[run_id])
             self._root_of[run_id] = run_id
 
+    def on_retriever_start(
+        self,
+        serialized: dict[str, Any],
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Place a retriever run under its root, for the model calls it may make."""
+        self._capture_started(run_id, parent_run_id)
+
     def on_chain_end(
         self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
@@ -478,7 +492,12 @@ class InteractionCallbackHandler(_CaptureEvents):
                 return
             for run_id in root.runs:
                 self._root_of.pop(run_id, None)
-        self.sink.record(root.capture.record(root.origin, root.input, output, error))
+        # A stream the caller stopped reading ends its root run with ``GeneratorExit``.
+        abandoned = isinstance(error, GeneratorExit)
+        record = root.capture.record(
+            root.origin, root.input, output, None if abandoned else error, abandoned=abandoned
+        )
+        self.sink.record(record)
 
 
 # --- the bound agent ----------------------------------------------------------------------

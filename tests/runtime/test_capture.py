@@ -15,10 +15,11 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.errors import GraphInterrupt, ParentCommand
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command, interrupt
+from langgraph.types import Command, Interrupt, interrupt
 
 from langchain_evals_port.runtime import InteractionRecord, ToolCallRecord, evaluation_scope
 from langchain_evals_port.runtime._capture import (
@@ -330,6 +331,66 @@ def test_an_interrupt_is_recorded_and_resuming_is_a_second_interaction() -> None
     assert agent.get_state(config).values["messages"][-1].content == "approved: yes"
 
 
+def test_an_interrupt_raised_out_of_an_agent_inside_a_larger_graph_is_recorded() -> None:
+    sink = ListSink()
+    agent = weather_agent(sink, approval=True)  # checkpointed by the outer graph
+    escaped: list[BaseException] = []
+
+    def ask_agent(state: MessagesState) -> dict[str, Any]:
+        try:
+            return {"messages": agent.invoke(state)["messages"][-1:]}
+        except BaseException as error:  # the interrupt, on its way to the outer graph
+            escaped.append(error)
+            raise
+
+    outer_graph = StateGraph(MessagesState)
+    outer_graph.add_node("ask_agent", ask_agent)
+    outer_graph.add_edge(START, "ask_agent")
+    outer = outer_graph.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "outer"}}
+
+    assert "__interrupt__" in outer.invoke(QUESTION, config)
+    assert [type(e).__name__ for e in escaped] == ["GraphInterrupt"]
+    assert sink.only.status == "interrupted"
+    assert sink.only.failure is None
+
+    final = outer.invoke(Command(resume="ok"), config)
+    assert final["messages"][-1].content == "approved: ok"
+    assert [r.status for r in sink.records] == ["interrupted", "completed"]
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (GraphInterrupt([Interrupt("approve?")]), "interrupted"),
+        # A hand-off to the parent graph is control flow, not a failure.
+        (ParentCommand(Command(graph=Command.PARENT, goto="other")), "completed"),
+    ],
+)
+def test_langgraph_bubble_ups_are_not_failures(error: BaseException, status: str) -> None:
+    sink = ListSink()
+
+    def bubble(_: Any) -> str:
+        raise error
+
+    with pytest.raises(type(error)) as raised:
+        BoundAgent(RunnableLambda(bubble), sink=sink, agent_id="a").invoke("hi")
+
+    assert raised.value is error
+    assert sink.only.status == status
+    assert sink.only.failure is None
+
+
+def test_an_interrupt_in_the_output_is_recorded_without_graph_callbacks() -> None:
+    sink = ListSink()
+    paused = RunnableLambda(lambda _: {"messages": [], "__interrupt__": [Interrupt("ok?")]})
+
+    BoundAgent(paused, sink=sink, agent_id="a").invoke("hi")
+    list(BoundAgent(paused, sink=sink, agent_id="a").stream("hi"))
+
+    assert [r.status for r in sink.records] == ["interrupted", "interrupted"]
+
+
 def test_an_interrupt_seen_while_streaming_is_recorded() -> None:
     sink = ListSink()
     agent = weather_agent(sink, checkpointer=InMemorySaver(), approval=True)
@@ -618,6 +679,20 @@ def test_the_handler_records_failures_and_interrupts() -> None:
     assert failed.failure is not None
     assert failed.failure.reason == "ScriptedProviderError"
     assert interrupted.status == "interrupted"
+
+
+def test_the_handler_records_an_abandoned_stream_as_interrupted() -> None:
+    sink = ListSink()
+    handler = InteractionCallbackHandler(sink, agent_id="weather")
+    model = ScriptedChatModel([weather_call(), "It is sunny in Paris."])
+
+    stream = build_agent(model).stream(QUESTION, {"callbacks": [handler]})
+    next(stream)
+    stream.close()
+
+    assert sink.only.status == "interrupted"
+    assert sink.only.metadata == {"stream_abandoned": True}
+    assert len(sink.only.responses) == 1
 
 
 async def test_the_handler_works_on_the_async_path_inside_an_evaluation() -> None:

@@ -1,0 +1,218 @@
+"""Several processes on one SQLite ledger: a killed worker's evaluations resume elsewhere,
+and two workers sharing the queue run every evaluation exactly once."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from _agents import echo_agent
+
+from langchain_evals_port.runtime import (
+    Evaluation,
+    EvaluationContext,
+    EvaluationRecord,
+    EvaluationRuntime,
+    OnlineEvaluator,
+    SqliteLedger,
+    Verdict,
+)
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "_runtime_process.py"
+REPO = HERE.parent.parent
+AGENT = "support-agent"
+
+
+def bound(evaluator_id: str) -> dict[str, Any]:
+    return {"evaluation": {"evaluators": {evaluator_id: {"agents": {AGENT: {}}}}}}
+
+
+class Child:
+    """A ``_runtime_process.py`` child whose stdout is read line by line with a deadline."""
+
+    def __init__(self, tmp_path: Path, *arguments: str) -> None:
+        self.stderr_path = tmp_path / f"stderr-{arguments[0]}-{time.monotonic_ns()}.txt"
+        python_path = os.pathsep.join(
+            [str(HERE), str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]
+        )
+        with open(self.stderr_path, "wb") as stderr:
+            self.process = subprocess.Popen(
+                [sys.executable, str(SCRIPT), *arguments],
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                stdin=subprocess.DEVNULL,
+                bufsize=0,
+                env={**os.environ, "PYTHONPATH": python_path},
+            )
+        self._buffer = b""
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")[-3000:]
+
+    def read_line(self, timeout: float) -> str:
+        """The next line of stdout; fails the test when none comes within ``timeout``."""
+        assert self.process.stdout is not None
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no line from pid {self.pid} in {timeout}s:\n{self.stderr()}")
+            readable, _, _ = select.select([self.process.stdout], [], [], left)
+            if readable:
+                chunk = os.read(self.process.stdout.fileno(), 65536)
+                if not chunk:
+                    code = self.process.wait(timeout=5)
+                    raise AssertionError(
+                        f"pid {self.pid} exited ({code}) without a line:\n{self.stderr()}"
+                    )
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def all_evaluations(ledger: SqliteLedger, evaluator_id: str) -> list[EvaluationRecord]:
+    records: list[EvaluationRecord] = []
+    cursor = None
+    while True:
+        page = ledger.query_evaluations(evaluator_id=evaluator_id, limit=500, cursor=cursor)
+        records.extend(page.items)
+        if page.next_cursor is None:
+            return records
+        cursor = page.next_cursor
+
+
+class FastMarker(OnlineEvaluator):
+    """The ``marker`` evaluator as the new process deploys it: quick, and signed."""
+
+    id = "marker"
+
+    def evaluate(self, ctx: EvaluationContext) -> Any:
+        return self.effects().complete(Evaluation.passed(f"evaluated by pid {os.getpid()}"))
+
+
+def test_a_killed_processs_evaluations_resume_in_a_new_process(tmp_path: Path) -> None:
+    database = tmp_path / "evals.db"
+    started = tmp_path / "started.txt"
+    child = Child(tmp_path, "blocker", str(database), str(started), "6")
+    try:
+        interaction_ids = json.loads(child.read_line(timeout=30))
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.process.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        child.stop()
+    assert len(set(interaction_ids)) == 6
+    starts = started.read_text().splitlines()
+    assert starts, "the killed process never started an evaluation"
+    assert {line.split()[1] for line in starts} == {str(child.pid)}
+
+    ledger = SqliteLedger(database)
+    # The dead process's claims are still in the ledger until their leases run out.
+    assert ledger.pending_work() == 6
+    runtime = EvaluationRuntime(
+        bound("marker"),
+        evaluators=[FastMarker],
+        ledger=ledger,
+        lease_seconds=1.0,
+        poll_interval=0.05,
+    )
+    try:
+        began = time.monotonic()
+        records = [
+            record
+            for interaction_id in interaction_ids
+            for record in runtime.wait_for_evaluations(interaction_id, timeout=15)
+        ]
+        resumed_after = time.monotonic() - began
+    finally:
+        runtime.close()
+
+    assert len(records) == 6
+    assert sorted(r.interaction_id for r in records) == sorted(interaction_ids)
+    for record in records:
+        assert isinstance(record.outcome, Verdict), record.outcome
+        assert record.outcome.evaluation.explanation == f"evaluated by pid {os.getpid()}"
+    stored = all_evaluations(ledger, "marker")
+    assert len(stored) == 6
+    assert len({r.evaluation_id for r in stored}) == 6
+    assert ledger.pending_work() == 0
+    assert resumed_after < 10
+    ledger.close()
+
+
+def test_two_processes_share_one_queue_and_run_each_evaluation_once(tmp_path: Path) -> None:
+    database = tmp_path / "evals.db"
+    log = tmp_path / "evaluations.log"
+    done = tmp_path / "done"
+    SqliteLedger(database).close()  # create the tables before three processes open the file
+
+    class Logger(OnlineEvaluator):
+        id = "logger"
+
+        def evaluate(self, ctx: EvaluationContext) -> Any:
+            raise AssertionError("the recording process must not evaluate")
+
+    workers = [Child(tmp_path, "worker", str(database), str(log), str(done)) for _ in range(2)]
+    try:
+        for worker in workers:
+            assert worker.read_line(timeout=30) == "ready"
+        ledger = SqliteLedger(database)
+        recorder = EvaluationRuntime(
+            bound("logger"), evaluators=[Logger], ledger=ledger, start=False
+        )
+        agent = recorder.bind(echo_agent(), agent_id=AGENT)
+        interaction_ids = [
+            agent.invoke_detailed(f"question {n}").interaction_id for n in range(300)
+        ]
+        done.touch()
+        reports = [json.loads(worker.read_line(timeout=30)) for worker in workers]
+        for worker in workers:
+            assert worker.process.wait(timeout=10) == 0, worker.stderr()
+        recorder.close()
+    finally:
+        for worker in workers:
+            worker.stop()
+
+    records = all_evaluations(ledger, "logger")
+    ledger.close()
+    assert len(records) == 300
+    assert {r.interaction_id for r in records} == set(interaction_ids)
+    evaluation_ids = {r.evaluation_id for r in records}
+    assert len(evaluation_ids) == 300
+
+    lines = log.read_text().splitlines()
+    assert len(lines) == 300
+    logged = Counter(line.split()[0] for line in lines)
+    assert set(logged) == evaluation_ids
+    assert set(logged.values()) == {1}, [i for i, n in logged.items() if n > 1]
+
+    worker_pids = {str(worker.pid) for worker in workers}
+    by_pid = Counter(line.split()[1] for line in lines)
+    assert set(by_pid) == worker_pids, by_pid
+    assert sorted(report["ran"] for report in reports) == sorted(by_pid.values())
+    # Each record names the process that ran it, which is the one that logged it.
+    signer = {line.split()[0]: line.split()[1] for line in lines}
+    for record in records:
+        assert isinstance(record.outcome, Verdict)
+        assert record.outcome.evaluation.explanation == (
+            f"logged by {signer[record.evaluation_id]}"
+        )

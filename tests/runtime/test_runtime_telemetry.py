@@ -1,0 +1,271 @@
+"""What the runtime reports outside the ledger: OpenTelemetry metrics, LangSmith feedback on
+the agent's run, and LangSmith traces of the evaluator runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import langsmith
+import pytest
+from _agents import echo_agent
+from langchain_core.tracers.langchain import wait_for_all_tracers
+from langsmith import run_trees
+from langsmith import utils as ls_utils
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from langchain_evals_port.integrations.langsmith import LangSmithFeedbackTracer
+from langchain_evals_port.integrations.otel import OpenTelemetryEvalTracer
+from langchain_evals_port.runtime import Evaluation, EvaluationContext, OnlineEvaluator
+from langchain_evals_port.runtime.testkit import runtime_testkit
+
+pytestmark = pytest.mark.filterwarnings("ignore:Creating feedback for a run without session_id")
+
+
+class Graded(OnlineEvaluator):
+    """A scored pass, a failing verdict, an inconclusive outcome or an error, by the echoed
+    question."""
+
+    id = "graded"
+
+    def evaluate(self, ctx: EvaluationContext) -> Any:
+        text = ctx.interaction().final_response_text
+        if "good" in text:
+            return self.effects().complete(Evaluation.passed("a good answer").with_score(0.75))
+        if "bad" in text:
+            return self.effects().complete(Evaluation.failed("a bad answer"))
+        if "skip" in text:
+            return self.effects().inconclusive("nothing to grade")
+        raise ValueError(f"cannot grade {text!r}")
+
+
+CONFIG: dict[str, Any] = {
+    "evaluation": {
+        "evaluators": {
+            "graded": {"agents": {"support-agent": {}, "billing-agent": {}}},
+        }
+    }
+}
+
+
+# --- OpenTelemetry -------------------------------------------------------------------------
+
+Points = dict[str, dict[tuple[tuple[str, Any], ...], Any]]
+
+
+def collect(reader: InMemoryMetricReader) -> Points:
+    """Data points by metric name, then by their sorted attributes."""
+    points: Points = {}
+    data = reader.get_metrics_data()
+    for resource in data.resource_metrics if data else []:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    attributes = tuple(sorted((point.attributes or {}).items()))
+                    points.setdefault(metric.name, {})[attributes] = point
+    return points
+
+
+def tags(outcome: str, agent: str) -> tuple[tuple[str, Any], ...]:
+    attributes = {"evaluator": "graded", "feedback_key": "graded", "outcome": outcome}
+    return tuple(sorted({**attributes, "agent": agent}.items()))
+
+
+def test_evaluations_publish_outcomes_scores_and_durations_per_agent() -> None:
+    reader = InMemoryMetricReader()
+    tracer = OpenTelemetryEvalTracer(MeterProvider(metric_readers=[reader]).get_meter("test"))
+    with runtime_testkit(CONFIG, [Graded], tracer=tracer, ledger="sqlite") as runtime:
+        support = runtime.bind(echo_agent(), agent_id="support-agent")
+        billing = runtime.bind(echo_agent(), agent_id="billing-agent")
+        ids = [support.invoke_detailed(q).interaction_id for q in ("good", "bad", "skip", "?")]
+        ids += [billing.invoke_detailed(q).interaction_id for q in ("good", "good")]
+        for interaction_id in ids:
+            [_] = runtime.wait_for_evaluations(interaction_id, timeout=10)
+    # Closing the runtime waited for the reports, so every result is in the metrics.
+    points = collect(reader)
+
+    outcomes = {key: point.value for key, point in points["evals.evaluation.outcomes"].items()}
+    assert outcomes == {
+        tags("verdict", "support-agent"): 2,
+        tags("inconclusive", "support-agent"): 1,
+        tags("failed", "support-agent"): 1,
+        tags("verdict", "billing-agent"): 2,
+    }
+    # Verdicts only: the score when given, else pass/fail as 1/0.
+    scores = points["evals.evaluation.score"]
+    assert set(scores) == {tags("verdict", "support-agent"), tags("verdict", "billing-agent")}
+    support_scores = scores[tags("verdict", "support-agent")]
+    assert (support_scores.count, support_scores.sum) == (2, 0.75)
+    billing_scores = scores[tags("verdict", "billing-agent")]
+    assert (billing_scores.count, billing_scores.sum) == (2, 1.5)
+    durations = points["evals.evaluation.duration"]
+    assert {key: point.count for key, point in durations.items()} == outcomes
+    assert all(point.sum > 0 for point in durations.values())
+
+
+# --- a LangSmith stand-in that keeps bodies ------------------------------------------------
+
+
+@dataclass
+class Recorded:
+    """Requests a local LangSmith stand-in received, with their bodies."""
+
+    url: str = ""
+    requests: list[tuple[str, str, bytes, str]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def feedback(self) -> list[dict[str, Any]]:
+        with self.lock:
+            found = [(m, p, b) for m, p, b, _ in self.requests]
+        return [
+            json.loads(body)
+            for method, path, body in found
+            if (method, path) == ("POST", "/feedback")
+        ]
+
+    def runs(self) -> dict[str, dict[str, Any]]:
+        """Posted runs by id, from LangSmith's multipart ingestion."""
+        with self.lock:
+            found = [(p, b, t) for _, p, b, t in self.requests if p == "/runs/multipart"]
+        runs: dict[str, dict[str, Any]] = {}
+        for _, body, content_type in found:
+            for name, value in multipart_parts(body, content_type):
+                kind, _, rest = name.partition(".")
+                run_id, _, part = rest.partition(".")
+                if kind == "post":
+                    runs.setdefault(run_id, {})[part or "run"] = value
+        return runs
+
+
+def multipart_parts(body: bytes, content_type: str) -> Iterator[tuple[str, Any]]:
+    """The (name, JSON value) of each part of a multipart/form-data body."""
+    match = re.search(r"boundary=([^;]+)", content_type)
+    assert match, content_type
+    delimiter = b"--" + match.group(1).encode()
+    for chunk in body.split(delimiter):
+        head, separator, value = chunk.partition(b"\r\n\r\n")
+        if not separator:
+            continue
+        name = re.search(rb'name="([^"]+)"', head)
+        if name is not None:
+            yield name.group(1).decode(), json.loads(value.removesuffix(b"\r\n"))
+
+
+@pytest.fixture(scope="module")
+def stand_in() -> Recorded:
+    """Lives as long as the test process: LangSmith's client may post after a test ends."""
+    recorded = Recorded()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            with recorded.lock:
+                recorded.requests.append(
+                    (
+                        self.command,
+                        self.path.split("?")[0].rstrip("/"),
+                        raw,
+                        self.headers.get("content-type") or "",
+                    )
+                )
+            payload = b"{}"
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PATCH = do_PUT = _answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    recorded.url = f"http://127.0.0.1:{server.server_port}"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return recorded
+
+
+# --- LangSmith feedback --------------------------------------------------------------------
+
+
+def test_each_outcome_becomes_feedback_on_the_agents_run(
+    stand_in: Recorded, langsmith_endpoint: Any
+) -> None:
+    client = langsmith.Client(api_url=stand_in.url, api_key="test")
+    feedback = LangSmithFeedbackTracer(client)
+    with runtime_testkit(CONFIG, [Graded], langsmith_feedback=feedback) as runtime:
+        agent = runtime.bind(echo_agent(), agent_id="support-agent")
+        ids = {q: agent.invoke_detailed(q).interaction_id for q in ("good", "bad", "skip", "?")}
+        for interaction_id in ids.values():
+            runtime.wait_for_evaluations(interaction_id, timeout=10)
+        run_ids = {q: runtime.ledger.get_interaction(i).run_id for q, i in ids.items()}
+    assert feedback.flush(timeout=10)
+
+    assert all(run_ids.values())
+    sent = {body["run_id"]: body for body in stand_in.feedback() if body["key"] == "graded"}
+    assert set(run_ids.values()) <= set(sent)
+    good, bad, skipped, broken = (sent[run_ids[q]] for q in ("good", "bad", "skip", "?"))
+    assert (good["score"], good["comment"]) == (0.75, "a good answer")
+    assert (bad["score"], bad["comment"]) == (0, "a bad answer")
+    # Non-verdicts carry no score, and say why in the comment.
+    assert skipped.get("score") is None
+    assert skipped["comment"] == "[inconclusive] nothing to grade"
+    assert broken.get("score") is None
+    assert broken["comment"].startswith("[failed: evaluator_error] ValueError: cannot grade")
+    assert {body["feedback_source"]["type"] for body in sent.values()} == {"model"}
+
+
+# --- LangSmith tracing of evaluator runs ---------------------------------------------------
+
+
+@pytest.fixture
+def tracing_to(stand_in: Recorded, monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorded]:
+    """LangSmith tracing on, pointed at the stand-in, with langsmith's caches reset."""
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    monkeypatch.setenv("LANGSMITH_ENDPOINT", stand_in.url)
+    monkeypatch.setenv("LANGSMITH_API_KEY", "test")
+    monkeypatch.setenv("LANGSMITH_PROJECT", "runtime-telemetry")
+    monkeypatch.setenv("LANGSMITH_DISABLE_RUN_COMPRESSION", "true")
+    monkeypatch.setattr(run_trees, "_CLIENT", None)
+    ls_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]
+    ls_utils.get_tracer_project.cache_clear()
+    try:
+        yield stand_in
+    finally:
+        wait_for_all_tracers()
+        ls_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]
+        ls_utils.get_tracer_project.cache_clear()
+
+
+def test_evaluator_runs_are_traced_under_the_evaluator_id(tracing_to: Recorded) -> None:
+    with runtime_testkit(CONFIG, [Graded]) as runtime:
+        agent = runtime.bind(echo_agent(), agent_id="support-agent")
+        reply = agent.invoke_detailed("good")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
+        agent_run_id = runtime.ledger.get_interaction(reply.interaction_id).run_id
+    wait_for_all_tracers()
+
+    runs = tracing_to.runs()
+    assert agent_run_id in runs, sorted(runs)
+    evaluator_runs = [
+        run
+        for run in runs.values()
+        if run["run"]["name"] == "graded"
+        and run.get("extra", {}).get("metadata", {}).get("interaction_id") == reply.interaction_id
+    ]
+    assert len(evaluator_runs) == 1, runs
+    [run] = evaluator_runs
+    assert run["run"]["run_type"] == "chain"
+    assert "langchain_evals:evaluation" in run["run"]["tags"]
+    assert run["run"]["session_name"] == "runtime-telemetry"
+    metadata = run["extra"]["metadata"]
+    assert metadata["evaluation_id"] == record.evaluation_id
+    assert (metadata["evaluator_id"], metadata["agent_id"]) == ("graded", "support-agent")
+    assert run["outputs"]["output"]["evaluation"]["explanation"] == "a good answer"

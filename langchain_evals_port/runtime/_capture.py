@@ -10,6 +10,7 @@ cannot wrap its runnable: each root run it sees is one interaction.
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -61,6 +62,8 @@ except ImportError:  # pragma: no cover - older langchain-core made uuid4 run id
     from uuid import uuid4 as _new_run_id  # type: ignore[assignment]
 
 __all__ = ["BoundAgent", "DetailedReply", "InteractionCallbackHandler", "InteractionSink"]
+
+logger = logging.getLogger("langchain_evals_port.runtime")
 
 # The key LangGraph (1.x, stream format v1) puts in an output or stream chunk when the
 # graph stopped at an interrupt.
@@ -503,6 +506,23 @@ class InteractionCallbackHandler(_CaptureEvents):
 # --- the bound agent ----------------------------------------------------------------------
 
 
+def _record_while_failing(sink: InteractionSink, record: InteractionRecord) -> None:
+    """Record an interaction that is ending with an exception (or a closed stream): if the
+    sink fails too, log that, so the agent's own exception still reaches the caller."""
+    try:
+        sink.record(record)
+    except Exception:
+        logger.exception("could not record the failed interaction %s", record.interaction_id)
+
+
+async def _arecord_while_failing(sink: InteractionSink, record: InteractionRecord) -> None:
+    """The async twin of ``_record_while_failing``."""
+    try:
+        await sink.arecord(record)
+    except Exception:
+        logger.exception("could not record the failed interaction %s", record.interaction_id)
+
+
 @dataclass(frozen=True)
 class _Call:
     """One interaction of a bound agent in progress: who, what it captures, its config."""
@@ -634,7 +654,7 @@ class BoundAgent(Runnable[Input, Output]):
         try:
             output = self.bound.invoke(input, call.config, **kwargs)
         except BaseException as error:
-            self.sink.record(call.record(input, error=error))
+            _record_while_failing(self.sink, call.record(input, error=error))
             raise
         self.sink.record(call.record(input, output))
         return DetailedReply(output, call.origin.interaction_id)
@@ -647,7 +667,7 @@ class BoundAgent(Runnable[Input, Output]):
         try:
             output = await self.bound.ainvoke(input, call.config, **kwargs)
         except BaseException as error:
-            await self.sink.arecord(call.record(input, error=error))
+            await _arecord_while_failing(self.sink, call.record(input, error=error))
             raise
         await self.sink.arecord(call.record(input, output))
         return DetailedReply(output, call.origin.interaction_id)
@@ -669,10 +689,10 @@ class BoundAgent(Runnable[Input, Output]):
             # events are captured before the record is built.
             if close := getattr(chunks, "close", None):
                 close()
-            self.sink.record(call.record(input, produced.output, abandoned=True))
+            _record_while_failing(self.sink, call.record(input, produced.output, abandoned=True))
             raise
         except BaseException as error:
-            self.sink.record(call.record(input, produced.output, error))
+            _record_while_failing(self.sink, call.record(input, produced.output, error))
             raise
         self.sink.record(call.record(input, produced.output))
 
@@ -691,10 +711,12 @@ class BoundAgent(Runnable[Input, Output]):
         except GeneratorExit:
             if aclose := getattr(chunks, "aclose", None):
                 await aclose()
-            await self.sink.arecord(call.record(input, produced.output, abandoned=True))
+            await _arecord_while_failing(
+                self.sink, call.record(input, produced.output, abandoned=True)
+            )
             raise
         except BaseException as error:
-            await self.sink.arecord(call.record(input, produced.output, error))
+            await _arecord_while_failing(self.sink, call.record(input, produced.output, error))
             raise
         await self.sink.arecord(call.record(input, produced.output))
 

@@ -719,3 +719,37 @@ async def test_concurrent_async_calls_of_one_bound_agent_are_separate_interactio
     assert sorted((r.input_text, r.output_text) for r in sink.records) == [
         (f"q{i}", f"answer to q{i}") for i in range(5)
     ]
+
+
+class BrokenSink:
+    """A sink whose storage is down."""
+
+    def record(self, record: InteractionRecord) -> None:
+        raise OSError("disk full")
+
+    async def arecord(self, record: InteractionRecord) -> None:
+        raise OSError("disk full")
+
+
+def test_a_sink_failure_never_hides_the_agents_own_exception(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    error = WeatherServiceDown("no forecast")
+
+    def fail(question: str) -> str:
+        raise error
+
+    agent = BoundAgent(RunnableLambda(fail), sink=BrokenSink(), agent_id="weather")
+    with pytest.raises(WeatherServiceDown) as raised:
+        agent.invoke("rain?")
+    assert raised.value is error
+    assert "could not record the failed interaction" in caplog.text
+    with pytest.raises(WeatherServiceDown):
+        asyncio.run(agent.ainvoke("rain?"))
+
+
+def test_a_reply_that_cannot_be_recorded_is_not_acknowledged() -> None:
+    """If the ledger cannot take the interaction, the caller learns it: no silent loss."""
+    agent = BoundAgent(RunnableLambda(str.upper), sink=BrokenSink(), agent_id="echo")
+    with pytest.raises(OSError, match="disk full"):
+        agent.invoke("hello")

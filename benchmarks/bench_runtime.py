@@ -17,13 +17,16 @@ Three measurements, each printed with its target:
    evaluation by ``OnlineEvaluator.from_evaluator(LLMJudge)`` whose ``ScriptedChatModel``
    judge answers after 20 ms; then the runtime starts with concurrency 8 and is timed until
    every outcome is recorded. Against the concurrency-limited ideal 8 / 20 ms = 400/s.
-   Target >= 80 % of it. Also prints process CPU time per evaluation (all threads).
+   Target >= 80 % of it. Also prints process CPU time per evaluation (all threads) and, for
+   reference, the same judge calls without the runtime (``LLMJudge.ainvoke`` behind an
+   ``asyncio.Semaphore``): a fixed latency keeps in-flight calls in lockstep, so even that
+   reaches only about ideal + evaluations x CPU per evaluation (see ``bench_judge.py``).
 
-``--profile latency|record|background`` runs one part under cProfile instead and prints
-where the time goes (functions by own and cumulative share).
+``--profile latency|record|background`` runs one part under cProfile (process CPU time)
+and prints where the time goes (functions by own and cumulative share).
 
-Run: ``.venv/bin/python benchmarks/bench_runtime.py [--samples N] [--evaluations N]``
-(about 30 s with the defaults).
+Run: ``.venv/bin/python benchmarks/bench_runtime.py [--samples N] [--records N]
+[--evaluations N] [--concurrency C]`` (about a minute with the defaults on two cores).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
@@ -332,8 +335,40 @@ def measure_background(evaluations: int, concurrency: int) -> Background:
     return Background(wall, cpu, evaluations, concurrency)
 
 
+def measure_bare_judge(evaluations: int, concurrency: int) -> Background:
+    """The same judge calls without the runtime: ``LLMJudge.ainvoke`` behind a semaphore."""
+    import asyncio
+
+    from langchain_evals_port.core import EvalRequest
+
+    judge: Any = judge_evaluator()._offline  # the LLMJudge the online evaluator runs
+    request = EvalRequest.of(inputs=QUESTION["messages"][0].text, outputs=answer_text())
+
+    async def run_all() -> list[Any]:
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def one() -> Any:
+            async with semaphore:
+                return await judge.ainvoke(request)
+
+        return await asyncio.gather(*(one() for _ in range(evaluations)))
+
+    asyncio.run(run_all())  # warm up
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    results = asyncio.run(run_all())
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert all(result.score is True for result in results), results[:3]
+    return Background(wall, cpu, evaluations, concurrency)
+
+
+def answer_text() -> str:
+    return answer([HumanMessage("q"), ToolMessage("order A-1001 shipped", tool_call_id="c")])
+
+
 def report_background(evaluations: int, concurrency: int) -> list[tuple[str, bool]]:
     result = measure_background(evaluations, concurrency)
+    bare = measure_bare_judge(evaluations, concurrency)
     ratio = result.rate / result.ideal
     print(
         f"3. Background evaluations: {evaluations:,} LLMJudge evaluations (judge latency "
@@ -348,6 +383,12 @@ def report_background(evaluations: int, concurrency: int) -> list[tuple[str, boo
         f"   CPU {result.cpu:6.2f} s = {result.cpu / evaluations * 1e3:.2f} ms per evaluation"
         f" (all threads; at {concurrency} in flight every {JUDGE_LATENCY * 1e3:.0f} ms, "
         f"{JUDGE_LATENCY / concurrency * 1e3:.1f} ms per evaluation is the whole budget)"
+    )
+    print(
+        f"   reference, no runtime: the same LLMJudge.ainvoke behind asyncio.Semaphore"
+        f"({concurrency}): wall {bare.wall:5.2f} s, {bare.rate:6.1f}/s = "
+        f"{bare.rate / bare.ideal:5.1%} of ideal, CPU {bare.cpu / evaluations * 1e3:.2f} ms "
+        "per evaluation"
     )
     return [("background throughput", ratio >= 0.8)]
 
@@ -392,7 +433,7 @@ def profile(part: str, samples: int, evaluations: int, concurrency: int) -> None
                 bound.invoke(QUESTION)
                 graph.invoke(QUESTION)
             for name, call in (("unbound graph.invoke", graph.invoke), ("bound", bound.invoke)):
-                profiler = cProfile.Profile()
+                profiler = cProfile.Profile(time.process_time)
                 profiler.enable()
                 for _ in range(samples):
                     call(QUESTION)
@@ -402,7 +443,7 @@ def profile(part: str, samples: int, evaluations: int, concurrency: int) -> None
     elif part == "record":
         batch = records_with_units(samples)
         with temporary_ledger() as ledger:
-            profiler = cProfile.Profile()
+            profiler = cProfile.Profile(time.process_time)
             profiler.enable()
             for record, units in batch:
                 ledger.record_interaction(record, units)
@@ -411,7 +452,7 @@ def profile(part: str, samples: int, evaluations: int, concurrency: int) -> None
     else:
         # cProfile sees one thread; the runtime runs evaluations in its worker thread's event
         # loop, so that thread is profiled (ledger calls it sends to its pool are not).
-        profiler = cProfile.Profile()
+        profiler = cProfile.Profile(time.process_time)
         judge = judge_evaluator()
         with temporary_ledger() as ledger:
             runtime = EvaluationRuntime(

@@ -172,16 +172,18 @@ class Dispatcher:
         try:
             record = await self._execute(unit)
         except Retry as retry:
-            await self._fenced(self._ledger.release, evaluation_id, retry.delay, retry.attempts)
+            await self._release(evaluation_id, retry.delay, retry.attempts)
         except asyncio.CancelledError:
             # Stopping (or the lease was lost): hand the unit back for another worker.
-            await asyncio.shield(self._fenced(self._ledger.release, evaluation_id, 0.0, None))
+            await asyncio.shield(self._release(evaluation_id, 0.0, None))
             raise
         except Exception:
             logger.exception("running evaluation %s failed inside the runtime", evaluation_id)
-            await self._fenced(self._ledger.release, evaluation_id, 5.0, None)
+            await self._release(evaluation_id, 5.0, None)
         else:
-            claim = self._claims[evaluation_id]
+            # Taken out first, so the heartbeat no longer renews (or cancels) a unit whose
+            # row ``complete`` is about to delete.
+            claim = self._claims.pop(evaluation_id)
             stored = await asyncio.to_thread(self._ledger.complete, claim, record)
             if stored:
                 await self._on_recorded(record)
@@ -193,18 +195,13 @@ class Dispatcher:
             if self._wake is not None:
                 self._wake.set()
 
-    async def _fenced(
-        self,
-        release: Callable[..., bool],
-        evaluation_id: str,
-        delay: float,
-        attempts: int | None,
-    ) -> None:
-        claim = self._claims.get(evaluation_id)
+    async def _release(self, evaluation_id: str, delay: float, attempts: int | None) -> None:
+        """Hand the unit back to the ledger (fenced on this worker's claim)."""
+        claim = self._claims.pop(evaluation_id, None)  # out of the heartbeat's reach
         if claim is None:
             return
         try:
-            await asyncio.to_thread(release, claim, delay=delay, attempts=attempts)
+            await asyncio.to_thread(self._ledger.release, claim, delay=delay, attempts=attempts)
         except Exception:
             logger.exception("handing %s back to the ledger failed", evaluation_id)
 
@@ -218,9 +215,10 @@ class Dispatcher:
             renewed = await asyncio.to_thread(self._renew, claims)
             for claim, fresh in zip(claims, renewed, strict=True):
                 evaluation_id = claim.unit.evaluation_id
+                if self._claims.get(evaluation_id) is not claim:
+                    continue  # finished (or handed back) while the heartbeat ran
                 if fresh is not None:
-                    if evaluation_id in self._claims:
-                        self._claims[evaluation_id] = fresh
+                    self._claims[evaluation_id] = fresh
                     continue
                 logger.warning("lost the lease on %s; another worker has it", evaluation_id)
                 self._claims.pop(evaluation_id, None)

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -96,7 +97,23 @@ _HELD = "evaluation_id = ? AND token = ? AND worker IS NOT NULL"
 
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
+_AUTOCHECKPOINT_PAGES = 20_000
+"""WAL size (pages of 4 KB) at which a commit checkpoints by itself: only without a worker."""
+
+_CHECKPOINT_INTERVAL = 1.0
+"""Seconds between the worker's passive checkpoints."""
+
 M = TypeVar("M", InteractionRecord, EvaluationRecord)
+
+
+class _ThreadConnection:
+    """One thread's connection; it closes when the thread ends and drops it."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __del__(self) -> None:
+        self.db.close()
 
 
 class SqliteLedger:
@@ -139,17 +156,46 @@ class SqliteLedger:
             )
         if synchronous.upper() not in _SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}")
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
-        )
+        self._synchronous = synchronous.upper()
+        self._busy_timeout = busy_timeout
+        # One connection per thread: reads never queue behind another thread, and the
+        # worker's checkpoints never run on an agent's thread. Writes of this process take
+        # a lock first, which hands the file's write lock over without SQLite's busy sleeps.
+        self._local = threading.local()
+        self._connections: weakref.WeakSet[_ThreadConnection] = weakref.WeakSet()
+        self._connections_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._closed = False
+        self._next_checkpoint = 0.0
         try:
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute(f"PRAGMA synchronous = {synchronous.upper()}")
+            self._connection().execute("PRAGMA journal_mode = WAL")
             self._create_schema()
         except BaseException:
-            self._db.close()
+            self.close()
             raise
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use (closed when the thread ends)."""
+        held: _ThreadConnection | None = getattr(self._local, "held", None)
+        if held is not None:
+            return held.db
+        with self._connections_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError(f"ledger {str(self.path)!r} is closed")
+            db = sqlite3.connect(
+                self.path,
+                timeout=self._busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,  # used by its own thread; closed by ``close``
+            )
+            db.execute(f"PRAGMA synchronous = {self._synchronous}")
+            # Checkpoints run from ``claim`` (the worker), not on whichever commit crosses
+            # SQLite's default threshold; this bound only applies when no worker runs.
+            db.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT_PAGES}")
+            held = _ThreadConnection(db)
+            self._connections.add(held)
+        self._local.held = held
+        return db
 
     def _create_schema(self) -> None:
         with self._write() as db:
@@ -168,24 +214,33 @@ class SqliteLedger:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """The connection inside one ``BEGIN IMMEDIATE`` transaction, committed on success."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+        db = self._connection()
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
+                yield db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
 
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
         """The rows of one query."""
-        with self._lock:
-            return self._db.execute(sql, parameters).fetchall()
+        return self._connection().execute(sql, parameters).fetchall()
 
     def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
         """Run one statement (atomic on its own, in autocommit mode); the rows it changed."""
-        with self._lock:
-            return self._db.execute(sql, parameters).rowcount
+        db = self._connection()
+        with self._write_lock:
+            return db.execute(sql, parameters).rowcount
+
+    def _checkpoint_now_and_then(self) -> None:
+        """Copy the WAL into the database file, at most once a second, without blocking
+        writers (a passive checkpoint)."""
+        now = time.monotonic()
+        if now >= self._next_checkpoint:
+            self._next_checkpoint = now + _CHECKPOINT_INTERVAL
+            self._connection().execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     # --- records -------------------------------------------------------------------------
 
@@ -312,6 +367,7 @@ class SqliteLedger:
         """Claim up to ``limit`` due units (oldest first) for ``worker_id``."""
         check_limit(limit)
         check_lease(lease_seconds)
+        self._checkpoint_now_and_then()
         with self._write() as db:
             now = time.time()
             due = db.execute(_DUE, {"now": now, "limit": limit}).fetchall()
@@ -380,9 +436,12 @@ class SqliteLedger:
         return int(count)
 
     def close(self) -> None:
-        """Close the connection; the ledger is unusable afterwards."""
-        with self._lock:
-            self._db.close()
+        """Close the connections; the ledger is unusable afterwards."""
+        with self._connections_lock, self._write_lock:
+            self._closed = True
+            for held in list(self._connections):
+                held.db.close()
+            self._connections.clear()
 
 
 _INSERT_EVALUATION = "INSERT OR IGNORE INTO evaluations VALUES (?, ?, ?, ?, ?, ?)"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 import sqlite3
 import subprocess
 import sys
+import threading
 from contextlib import closing
 from pathlib import Path
 
@@ -124,3 +127,20 @@ def test_a_closed_ledger_is_unusable(tmp_path):
 
     with pytest.raises(sqlite3.ProgrammingError):
         ledger.pending_work()
+
+
+def test_threads_that_end_leave_no_open_connection(tmp_path: Path) -> None:
+    """Each thread reads through its own connection, closed when the thread ends."""
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+
+    def open_files() -> int:
+        gc.collect()
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_files()
+    for _ in range(30):
+        thread = threading.Thread(target=ledger.pending_work)
+        thread.start()
+        thread.join()
+    assert open_files() <= before + 2
+    ledger.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -75,6 +76,9 @@ class Dispatcher:
         self._settings = settings
         self._worker_id = worker_id
         self._claims: dict[str, Claim] = {}
+        # Evaluations that finished, waiting to be recorded together: claim, record, and the
+        # context they ran in (tracers report in it, e.g. durations from ``on_start``).
+        self._finished: list[tuple[Claim, EvaluationRecord, contextvars.Context]] = []
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
@@ -134,8 +138,8 @@ class Dispatcher:
         try:
             while not self._stopping:
                 self._wake.clear()
-                claimed = await self._claim()
-                if not claimed and not self._tasks:
+                claimed = await self._settle_and_claim()
+                if not claimed and not self._tasks and not self._finished:
                     self._idle.set()
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._settings.poll_interval)
@@ -144,33 +148,60 @@ class Dispatcher:
             for task in list(self._tasks.values()):
                 task.cancel()
             await asyncio.gather(*self._tasks.values(), heartbeats, return_exceptions=True)
+            await self._settle_and_claim(claim=False)  # what finished before the stop
             self._idle.set()
             pool.shutdown(wait=False)
 
-    async def _claim(self) -> int:
-        free = self._settings.concurrency - len(self._tasks)
-        if free <= 0:
+    async def _settle_and_claim(self, *, claim: bool = True) -> int:
+        """Record the evaluations that finished since the last round (one transaction),
+        then claim units for the free slots — one trip to the ledger's thread for both."""
+        finished, self._finished = self._finished, []
+        for unit_claim, _, _ in finished:
+            # Out of the heartbeat's reach: ``complete`` is about to delete the row.
+            self._claims.pop(unit_claim.unit.evaluation_id, None)
+        free = self._settings.concurrency - len(self._tasks) if claim else 0
+        if not finished and free <= 0:
             return 0
-        try:
-            claims = await asyncio.to_thread(
-                self._ledger.claim,
-                self._worker_id,
-                limit=free,
-                lease_seconds=self._settings.lease_seconds,
-            )
-        except Exception:
-            logger.exception("claiming work from the ledger failed; retrying at the next poll")
-            return 0
-        for claim in claims:
-            evaluation_id = claim.unit.evaluation_id
-            self._claims[evaluation_id] = claim
+        recorded, claims = await asyncio.to_thread(self._settle, finished, free)
+        for (_, record, context), stored in zip(finished, recorded, strict=True):
+            if stored:
+                await context.run(asyncio.ensure_future, self._on_recorded(record))
+        for unit_claim in claims:
+            evaluation_id = unit_claim.unit.evaluation_id
+            self._claims[evaluation_id] = unit_claim
             self._tasks[evaluation_id] = asyncio.create_task(self._run(evaluation_id))
         return len(claims)
 
+    def _settle(
+        self, finished: list[tuple[Claim, EvaluationRecord, contextvars.Context]], free: int
+    ) -> tuple[list[bool], list[Claim]]:
+        recorded: list[bool] = []
+        if finished:
+            completions = [(claim, record) for claim, record, _ in finished]
+            try:
+                recorded = self._ledger.complete_many(completions)
+            except Exception:
+                # The units stay claimed; their leases expire and they run again.
+                logger.exception("recording %d evaluations failed", len(finished))
+                recorded = [False] * len(finished)
+            for (claim, _), stored in zip(completions, recorded, strict=True):
+                if not stored:
+                    evaluation_id = claim.unit.evaluation_id
+                    logger.warning("not recorded (claim lost): %s", evaluation_id)
+        claims: list[Claim] = []
+        if free > 0:
+            try:
+                claims = self._ledger.claim(
+                    self._worker_id, limit=free, lease_seconds=self._settings.lease_seconds
+                )
+            except Exception:
+                logger.exception("claiming work from the ledger failed; retrying at the next poll")
+        return recorded, claims
+
     async def _run(self, evaluation_id: str) -> None:
-        unit = self._claims[evaluation_id].unit
+        claim = self._claims[evaluation_id]
         try:
-            record = await self._execute(unit)
+            record = await self._execute(claim.unit)
         except Retry as retry:
             await self._release(evaluation_id, retry.delay, retry.attempts)
         except asyncio.CancelledError:
@@ -181,16 +212,11 @@ class Dispatcher:
             logger.exception("running evaluation %s failed inside the runtime", evaluation_id)
             await self._release(evaluation_id, 5.0, None)
         else:
-            # Taken out first, so the heartbeat no longer renews (or cancels) a unit whose
-            # row ``complete`` is about to delete.
-            claim = self._claims.pop(evaluation_id)
-            stored = await asyncio.to_thread(self._ledger.complete, claim, record)
-            if stored:
-                await self._on_recorded(record)
-            else:
-                logger.warning("lost the claim on %s before recording it", evaluation_id)
+            # The worker loop records it with the others that finished meanwhile; the claim
+            # stays under the heartbeat until then (the latest one, if it was renewed).
+            latest = self._claims.get(evaluation_id, claim)
+            self._finished.append((latest, record, contextvars.copy_context()))
         finally:
-            self._claims.pop(evaluation_id, None)
             self._tasks.pop(evaluation_id, None)
             if self._wake is not None:
                 self._wake.set()

@@ -12,6 +12,7 @@ the runtime logs it and records a **Failed** outcome with the error's type and m
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
@@ -55,10 +56,21 @@ class EvaluationContext:
     ledger: Ledger
     trigger: Trigger = "on_interaction"
     trigger_attributes: Mapping[str, str] = field(default_factory=dict)
+    preloaded: InteractionRecord | None = field(default=None, repr=False, compare=False)
+    """The interaction, when the runtime already holds it (it recorded it lately)."""
 
     def interaction(self) -> InteractionRecord:
-        """The interaction under evaluation, fetched from the ledger."""
+        """The interaction under evaluation (from the ledger, unless already at hand)."""
+        if self.preloaded is not None:
+            return self.preloaded
         return self.ledger.get_interaction(self.subject.interaction_id)
+
+    async def ainteraction(self) -> InteractionRecord:
+        """``interaction()`` for ``async def evaluate``: a ledger read runs in a thread, so
+        it does not hold up the other evaluations on the event loop."""
+        if self.preloaded is not None:
+            return self.preloaded
+        return await asyncio.to_thread(self.ledger.get_interaction, self.subject.interaction_id)
 
 
 class OnlineEvaluator:
@@ -144,7 +156,7 @@ class _OfflineEvaluatorAdapter(OnlineEvaluator):
     _to_request: ClassVar[Callable[[InteractionRecord], EvalRequest | Mapping[str, Any]] | None]
 
     async def evaluate(self, ctx: EvaluationContext) -> Effect:
-        interaction = ctx.interaction()
+        interaction = await ctx.ainteraction()
         build = type(self)._to_request or self._default_request
         request = EvalRequest.coerce(build(interaction))
         output = await self._offline.ainvoke(request)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.callbacks.manager import AsyncCallbackManager
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langchain_evals_port.core.errors import (
@@ -34,6 +35,7 @@ from ._records import (
     EvaluationRecord,
     Failed,
     Inconclusive,
+    InteractionRecord,
     Outcome,
     Verdict,
     WorkUnit,
@@ -129,6 +131,8 @@ class UnitExecutor:
         ledger: Handed to evaluators as ``ctx.ledger``.
         timeout: Seconds one evaluation may take.
         policy: How errors are retried.
+        recent: Returns an interaction this process recorded lately, or ``None`` (saves
+            evaluators a ledger read).
     """
 
     def __init__(
@@ -139,12 +143,14 @@ class UnitExecutor:
         ledger: Ledger,
         timeout: float,
         policy: RetryPolicy,
+        recent: Callable[[str], InteractionRecord | None] = lambda interaction_id: None,
     ) -> None:
         self._factories = factories
         self._config = config
         self._ledger = ledger
         self._timeout = timeout
         self._policy = policy
+        self._recent = recent
 
     async def run(self, unit: WorkUnit) -> EvaluationRecord:
         """Evaluate ``unit`` once; its record, or ``Retry`` when it should run again."""
@@ -191,21 +197,30 @@ class UnitExecutor:
             ledger=self._ledger,
             trigger=unit.trigger,
             trigger_attributes=dict(unit.trigger_attributes),
+            preloaded=self._recent(unit.interaction_id),
         )
-        # The evaluation runs as a LangChain run named after the evaluator, so it is traced
-        # with the judge calls inside it; the scope marks those calls as evaluation traffic.
-        run_config: RunnableConfig = {
-            "run_name": unit.evaluator_id,
-            "tags": ["langchain_evals:evaluation"],
-            "metadata": {
-                "evaluation_id": unit.evaluation_id,
-                "evaluator_id": unit.evaluator_id,
-                "interaction_id": unit.interaction_id,
-                "agent_id": unit.agent_id,
-            },
+        call = _caller(evaluator.evaluate)
+        tags = ["langchain_evals:evaluation"]
+        metadata = {
+            "evaluation_id": unit.evaluation_id,
+            "evaluator_id": unit.evaluator_id,
+            "interaction_id": unit.interaction_id,
+            "agent_id": unit.agent_id,
         }
+        # The scope marks every call made inside as evaluation traffic (no recursion).
         with evaluation_scope(unit.evaluation_id):
-            return await RunnableLambda(_caller(evaluator.evaluate)).ainvoke(ctx, run_config)
+            if AsyncCallbackManager.configure(None, None, inheritable_tags=tags).handlers:
+                # Tracing is on: the evaluation is a LangChain run named after the evaluator,
+                # traced together with the judge calls inside it.
+                run_config: RunnableConfig = {
+                    "run_name": unit.evaluator_id,
+                    "tags": tags,
+                    "metadata": metadata,
+                }
+                return await RunnableLambda(call).ainvoke(ctx, run_config)
+            if inspect.iscoroutinefunction(call):
+                return await call(ctx)
+            return await asyncio.to_thread(call, ctx)
 
     def _after_error(self, unit: WorkUnit, error: Exception) -> Failed:
         age = time.time() - unit.enqueued_at
@@ -236,14 +251,10 @@ class UnitExecutor:
 
 
 def _caller(evaluate: Callable[[EvaluationContext], Any]) -> Callable[[EvaluationContext], Any]:
-    """``evaluate`` as a function ``RunnableLambda`` runs: async stays async, sync runs in a
-    worker thread (and an awaitable it returns is awaited)."""
+    """``evaluate`` as a plain function: an ``async def`` stays a coroutine function; a plain
+    ``def`` that returns an awaitable is a usage error (it would never be awaited)."""
     if inspect.iscoroutinefunction(evaluate):
-
-        async def call_async(ctx: EvaluationContext) -> Any:
-            return await evaluate(ctx)
-
-        return call_async
+        return evaluate
 
     def call(ctx: EvaluationContext) -> Any:
         result = evaluate(ctx)

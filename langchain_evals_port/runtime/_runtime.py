@@ -16,8 +16,10 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -121,11 +123,13 @@ class EvaluationRuntime:
         self._ledger: Ledger = ledger if ledger is not None else _default_ledger()
         self._redact = redact
         self._tracers = _tracers(tracer, langsmith_feedback)
+        self._recent = _RecentInteractions()
         self._executor = UnitExecutor(
             factories=self._factories,
             config=lambda: self._config,
             ledger=self._ledger,
             timeout=evaluation_timeout,
+            recent=self._recent.get,
             policy=RetryPolicy(
                 max_attempts=max_attempts, retry_max_age=retry_max_age, backoff_base=retry_backoff
             ),
@@ -193,6 +197,7 @@ class EvaluationRuntime:
         units = self._units_for(record)
         self._ledger.record_interaction(record, units)
         if units:
+            self._recent.put(record)
             self._dispatcher.notify()
 
     def _units_for(self, record: InteractionRecord) -> list[WorkUnit]:
@@ -374,6 +379,26 @@ class EvaluationRuntime:
             str(outcome.error),
             metadata=metadata,
         )
+
+
+class _RecentInteractions:
+    """The interactions this process recorded last, for its own evaluators to read without
+    going back to the ledger (records are immutable, so sharing them is safe)."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._records: OrderedDict[str, InteractionRecord] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, record: InteractionRecord) -> None:
+        with self._lock:
+            self._records[record.interaction_id] = record
+            if len(self._records) > self._size:
+                self._records.popitem(last=False)
+
+    def get(self, interaction_id: str) -> InteractionRecord | None:
+        with self._lock:
+            return self._records.get(interaction_id)
 
 
 class _RuntimeSink:

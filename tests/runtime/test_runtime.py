@@ -477,3 +477,67 @@ def test_close_drains_due_evaluations(tmp_path: Path) -> None:
     assert ledger.pending_work() == 0
     assert all(len(ledger.get_evaluations(i)) == 1 for i in ids)
     ledger.close()
+
+
+def approval_agent() -> Any:
+    """A LangGraph graph that stops at an interrupt for a person's approval."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.types import interrupt
+
+    def ask(state: MessagesState) -> dict[str, Any]:
+        approved = interrupt("approve the refund?")
+        return {"messages": [("ai", f"Refund {'approved' if approved else 'declined'}.")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+def test_interrupted_interactions_are_evaluated_only_when_configured() -> None:
+    from langgraph.types import Command
+
+    config = {
+        "evaluation": {
+            "evaluators": {
+                "reply-length": {
+                    "agents": {
+                        "support-agent": {},
+                        "billing-agent": {"trigger_on_interrupt": True},
+                    }
+                }
+            }
+        }
+    }
+    with runtime_testkit(config, [ReplyLength]) as runtime:
+        evaluated = {}
+        for agent_id in ("support-agent", "billing-agent"):
+            agent = runtime.bind(approval_agent(), agent_id=agent_id)
+            thread = {"configurable": {"thread_id": f"{agent_id}-thread"}}
+            paused = agent.invoke_detailed({"messages": [HumanMessage("refund?")]}, thread)
+            interaction = runtime.ledger.get_interaction(paused.interaction_id)
+            assert interaction.status == "interrupted"
+            assert interaction.thread_id == f"{agent_id}-thread"
+            evaluated[agent_id] = runtime.wait_for_evaluations(paused.interaction_id)
+            # Resuming is another interaction of the same thread, and it completes.
+            resumed = agent.invoke_detailed(Command(resume=True), thread)
+            assert resumed.output["messages"][-1].content == "Refund approved."
+            [record] = runtime.wait_for_evaluations(resumed.interaction_id)
+            assert record.evaluation is not None
+    assert evaluated["support-agent"] == []
+    assert len(evaluated["billing-agent"]) == 1
+
+
+def test_code_that_cannot_wrap_its_agent_records_through_the_callback_handler() -> None:
+    with runtime_testkit(SUPPORT, [ReplyLength], ledger="sqlite") as runtime:
+        handler = runtime.callback_handler(agent_id="support-agent", roles=["customer-facing"])
+        graph = scripted_agent("Handled through callbacks.")
+        graph.invoke({"messages": [HumanMessage("hi")]}, {"callbacks": [handler]})
+        [interaction] = runtime.ledger.query_interactions(agent_id="support-agent").items
+        [record] = runtime.wait_for_evaluations(interaction.interaction_id)
+    assert interaction.roles == ("customer-facing",)
+    assert interaction.final_response_text == "Handled through callbacks."
+    assert record.evaluation is not None
+    assert record.evaluation.score == len("Handled through callbacks.")

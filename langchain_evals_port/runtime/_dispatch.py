@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -26,6 +25,9 @@ from ._records import Claim, EvaluationRecord, WorkUnit
 __all__ = ["DispatchSettings", "Dispatcher"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
+
+_NOTICE_DELAY = 0.002
+"""Seconds between work being queued by this process and the worker claiming it."""
 
 
 @dataclass(frozen=True)
@@ -76,15 +78,13 @@ class Dispatcher:
         self._settings = settings
         self._worker_id = worker_id
         self._claims: dict[str, Claim] = {}
-        # Evaluations that finished, waiting to be recorded together: claim, record, and the
-        # context they ran in (tracers report in it, e.g. durations from ``on_start``).
-        self._finished: list[tuple[Claim, EvaluationRecord, contextvars.Context]] = []
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None
         self._ready = threading.Event()
         self._idle = threading.Event()
         self._stopping = False
+        self._wake_scheduled = False
         self._thread: threading.Thread | None = None
 
     # --- control, from any thread ---------------------------------------------------------
@@ -106,7 +106,18 @@ class Dispatcher:
             self._idle.clear()
             # The loop may close in between: then there is nothing left to wake.
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(wake.set)
+                loop.call_soon_threadsafe(self._wake_shortly, loop, wake)
+
+    def _wake_shortly(self, loop: asyncio.AbstractEventLoop, wake: asyncio.Event) -> None:
+        # The worker starts a moment after the notice, so that it does not compete (for the
+        # GIL and the ledger) with the reply that the notifying call is still returning.
+        if not self._wake_scheduled:
+            self._wake_scheduled = True
+            loop.call_later(_NOTICE_DELAY, self._wake_now, wake)
+
+    def _wake_now(self, wake: asyncio.Event) -> None:
+        self._wake_scheduled = False
+        wake.set()
 
     def drain(self, timeout: float) -> bool:
         """Wait until no evaluation runs and none is due; True when that happened in time."""
@@ -138,8 +149,9 @@ class Dispatcher:
         try:
             while not self._stopping:
                 self._wake.clear()
-                claimed = await self._settle_and_claim()
-                if not claimed and not self._tasks and not self._finished:
+                free = self._settings.concurrency - len(self._tasks)
+                claimed = await self._trip(None, free) if free > 0 else 0
+                if not claimed and not self._tasks:
                     self._idle.set()
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._settings.poll_interval)
@@ -148,48 +160,37 @@ class Dispatcher:
             for task in list(self._tasks.values()):
                 task.cancel()
             await asyncio.gather(*self._tasks.values(), heartbeats, return_exceptions=True)
-            await self._settle_and_claim(claim=False)  # what finished before the stop
             self._idle.set()
             pool.shutdown(wait=False)
 
-    async def _settle_and_claim(self, *, claim: bool = True) -> int:
-        """Record the evaluations that finished since the last round (one transaction),
-        then claim units for the free slots — one trip to the ledger's thread for both."""
-        finished, self._finished = self._finished, []
-        for unit_claim, _, _ in finished:
-            # Out of the heartbeat's reach: ``complete`` is about to delete the row.
-            self._claims.pop(unit_claim.unit.evaluation_id, None)
-        free = self._settings.concurrency - len(self._tasks) if claim else 0
-        if not finished and free <= 0:
-            return 0
-        recorded, claims = await asyncio.to_thread(self._settle, finished, free)
-        for (_, record, context), stored in zip(finished, recorded, strict=True):
-            if stored:
-                await context.run(asyncio.ensure_future, self._on_recorded(record))
-        for unit_claim in claims:
-            evaluation_id = unit_claim.unit.evaluation_id
-            self._claims[evaluation_id] = unit_claim
+    async def _trip(self, finished: tuple[Claim, EvaluationRecord] | None, free: int) -> int:
+        """One trip to the ledger: record a finished evaluation (fenced on its claim), then
+        claim units for ``free`` slots and start them; the number claimed."""
+        recorded, claims = await asyncio.to_thread(self._complete_and_claim, finished, free)
+        if recorded and finished is not None:
+            await self._on_recorded(finished[1])
+        for claim in claims:
+            evaluation_id = claim.unit.evaluation_id
+            self._claims[evaluation_id] = claim
             self._tasks[evaluation_id] = asyncio.create_task(self._run(evaluation_id))
         return len(claims)
 
-    def _settle(
-        self, finished: list[tuple[Claim, EvaluationRecord, contextvars.Context]], free: int
-    ) -> tuple[list[bool], list[Claim]]:
-        recorded: list[bool] = []
-        if finished:
-            completions = [(claim, record) for claim, record, _ in finished]
+    def _complete_and_claim(
+        self, finished: tuple[Claim, EvaluationRecord] | None, free: int
+    ) -> tuple[bool, list[Claim]]:
+        recorded = False
+        if finished is not None:
+            claim, record = finished
             try:
-                recorded = self._ledger.complete_many(completions)
+                recorded = self._ledger.complete(claim, record)
             except Exception:
-                # The units stay claimed; their leases expire and they run again.
-                logger.exception("recording %d evaluations failed", len(finished))
-                recorded = [False] * len(finished)
-            for (claim, _), stored in zip(completions, recorded, strict=True):
-                if not stored:
-                    evaluation_id = claim.unit.evaluation_id
-                    logger.warning("not recorded (claim lost): %s", evaluation_id)
+                # The unit stays claimed; its lease expires and it runs again.
+                logger.exception("recording evaluation %s failed", claim.unit.evaluation_id)
+            else:
+                if not recorded:
+                    logger.warning("lost the claim on %s before recording it", record.evaluation_id)
         claims: list[Claim] = []
-        if free > 0:
+        if free > 0 and not self._stopping:
             try:
                 claims = self._ledger.claim(
                     self._worker_id, limit=free, lease_seconds=self._settings.lease_seconds
@@ -212,10 +213,10 @@ class Dispatcher:
             logger.exception("running evaluation %s failed inside the runtime", evaluation_id)
             await self._release(evaluation_id, 5.0, None)
         else:
-            # The worker loop records it with the others that finished meanwhile; the claim
-            # stays under the heartbeat until then (the latest one, if it was renewed).
-            latest = self._claims.get(evaluation_id, claim)
-            self._finished.append((latest, record, contextvars.copy_context()))
+            # Out of the heartbeat's reach (``complete`` deletes the row), then recorded in
+            # the same trip that claims the next unit for this slot.
+            latest = self._claims.pop(evaluation_id, claim)
+            await self._trip((latest, record), free=1)
         finally:
             self._tasks.pop(evaluation_id, None)
             if self._wake is not None:

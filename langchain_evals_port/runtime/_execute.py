@@ -117,6 +117,27 @@ def is_transient(error: BaseException) -> bool:
     return False
 
 
+_RUN_TAG = "langchain_evals:evaluation"
+
+
+class _TracingProbe:
+    """Whether LangChain callbacks (LangSmith tracing, a tracing hook) are configured,
+    looked up at most once a second: the answer rarely changes and the lookup is not free."""
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self._interval = interval
+        self._checked_at = -interval
+        self._on = False
+
+    def on(self) -> bool:
+        now = time.monotonic()
+        if now - self._checked_at >= self._interval:
+            manager = AsyncCallbackManager.configure(None, None, inheritable_tags=[_RUN_TAG])
+            self._on = bool(manager.handlers)
+            self._checked_at = now
+        return self._on
+
+
 class _EvaluationTimeout(EvaluationFailure):
     def __init__(self, timeout: float) -> None:
         super().__init__(f"the evaluation took longer than {timeout:g}s", code="timeout")
@@ -151,6 +172,7 @@ class UnitExecutor:
         self._timeout = timeout
         self._policy = policy
         self._recent = recent
+        self._tracing = _TracingProbe()
 
     async def run(self, unit: WorkUnit) -> EvaluationRecord:
         """Evaluate ``unit`` once; its record, or ``Retry`` when it should run again."""
@@ -200,22 +222,20 @@ class UnitExecutor:
             preloaded=self._recent(unit.interaction_id),
         )
         call = _caller(evaluator.evaluate)
-        tags = ["langchain_evals:evaluation"]
-        metadata = {
-            "evaluation_id": unit.evaluation_id,
-            "evaluator_id": unit.evaluator_id,
-            "interaction_id": unit.interaction_id,
-            "agent_id": unit.agent_id,
-        }
         # The scope marks every call made inside as evaluation traffic (no recursion).
         with evaluation_scope(unit.evaluation_id):
-            if AsyncCallbackManager.configure(None, None, inheritable_tags=tags).handlers:
+            if self._tracing.on():
                 # Tracing is on: the evaluation is a LangChain run named after the evaluator,
                 # traced together with the judge calls inside it.
                 run_config: RunnableConfig = {
                     "run_name": unit.evaluator_id,
-                    "tags": tags,
-                    "metadata": metadata,
+                    "tags": [_RUN_TAG],
+                    "metadata": {
+                        "evaluation_id": unit.evaluation_id,
+                        "evaluator_id": unit.evaluator_id,
+                        "interaction_id": unit.interaction_id,
+                        "agent_id": unit.agent_id,
+                    },
                 }
                 return await RunnableLambda(call).ainvoke(ctx, run_config)
             if inspect.iscoroutinefunction(call):

@@ -117,11 +117,6 @@ class Ledger(Protocol):
     def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
         """Record the outcome and remove the unit, fenced on ``claim``; False when lost."""
 
-    def complete_many(self, completions: Sequence[tuple[Claim, EvaluationRecord]]) -> list[bool]:
-        """``complete`` for several claims at once (one transaction where the storage has
-        them); for each, whether it was recorded. Workers settle finished evaluations in
-        batches this way."""
-
     def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
         count, fenced on ``claim``; False when the claim was lost."""

@@ -193,21 +193,13 @@ class InMemoryLedger:
 
     def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
         """Record the outcome (first writer wins) and remove the unit; False when lost."""
-        return self.complete_many([(claim, record)])[0]
-
-    def complete_many(self, completions: Sequence[tuple[Claim, EvaluationRecord]]) -> list[bool]:
-        """``complete`` for several claims at once; for each, whether it was recorded."""
-        for claim, record in completions:
-            check_completion(claim, record)
-        results = []
+        check_completion(claim, record)
         with self._lock:
-            for claim, record in completions:
-                held = self._held(claim) is not None
-                if held:
-                    self._store_evaluation(record)
-                    del self._work[claim.unit.evaluation_id]
-                results.append(held)
-        return results
+            if self._held(claim) is None:
+                return False
+            self._store_evaluation(record)
+            del self._work[claim.unit.evaluation_id]
+            return True
 
     def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt

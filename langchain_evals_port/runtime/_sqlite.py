@@ -398,22 +398,13 @@ class SqliteLedger:
 
     def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
         """Record the outcome (first writer wins) and remove the unit; False when lost."""
-        return self.complete_many([(claim, record)])[0]
-
-    def complete_many(self, completions: Sequence[tuple[Claim, EvaluationRecord]]) -> list[bool]:
-        """``complete`` for several claims in one transaction; for each, whether it was
-        recorded."""
-        for claim, record in completions:
-            check_completion(claim, record)
-        rows = [_evaluation_row(record) for _, record in completions]
-        results = []
+        check_completion(claim, record)
+        row = _evaluation_row(record)
         with self._write() as db:
-            for (claim, _), row in zip(completions, rows, strict=True):
-                held = db.execute(f"DELETE FROM work WHERE {_HELD}", _fence(claim)).rowcount == 1
-                if held:
-                    db.execute(_INSERT_EVALUATION, row)
-                results.append(held)
-        return results
+            if db.execute(f"DELETE FROM work WHERE {_HELD}", _fence(claim)).rowcount != 1:
+                return False
+            db.execute(_INSERT_EVALUATION, row)
+        return True
 
     def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt

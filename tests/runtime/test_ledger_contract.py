@@ -352,24 +352,6 @@ def test_complete_records_the_outcome_and_removes_the_unit(ledger):
     assert ledger.enqueue([claim.unit]) == 0
 
 
-def test_complete_many_records_what_each_claim_still_holds(ledger):
-    ledger.enqueue([make_unit("e-1"), make_unit("e-2"), make_unit("e-3")])
-    held = ledger.claim("w-1", limit=2, lease_seconds=30.0)
-    [stale] = ledger.claim("w-1", limit=1, lease_seconds=LEASE)
-    time.sleep(LEASE * 1.5)
-    [taken_over] = ledger.claim("w-2", limit=1, lease_seconds=30.0)
-    completions = [(c, make_evaluation(c.unit.evaluation_id)) for c in [*held, stale]]
-
-    assert ledger.complete_many(completions) == [True, True, False]
-
-    ids = [c.unit.evaluation_id for c in held]
-    assert all(ledger.get_evaluation(i) is not None for i in ids)
-    assert ledger.get_evaluation(stale.unit.evaluation_id) is None
-    assert ledger.pending_work() == 1
-    assert ledger.complete(taken_over, make_evaluation(taken_over.unit.evaluation_id)) is True
-    assert ledger.complete_many([]) == []
-
-
 def test_complete_keeps_an_outcome_recorded_earlier(ledger):
     ledger.enqueue([make_unit("e-1")])
     claim = claim_one(ledger)

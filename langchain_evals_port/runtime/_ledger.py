@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Literal, Protocol, TypeVar, runtime_checkable
+from typing import IO, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from langchain_evals_port.core.errors import EvalsError
 
@@ -117,9 +117,21 @@ class Ledger(Protocol):
     def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
         """Record the outcome and remove the unit, fenced on ``claim``; False when lost."""
 
-    def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
+    def release(
+        self,
+        claim: Claim,
+        *,
+        delay: float = 0.0,
+        attempts: int | None = None,
+        waiting: bool = False,
+    ) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
-        count, fenced on ``claim``; False when the claim was lost."""
+        count, fenced on ``claim``; False when the claim was lost. ``waiting`` parks a
+        durable evaluation until ``resume`` (``delay`` is then its deadline)."""
+
+    def resume(self, evaluation_id: str, value: Any) -> bool:
+        """Make a waiting unit due now, carrying ``value``; False when no unclaimed unit with
+        this id is waiting."""
 
     def reclaim_expired(self) -> int:
         """Make units whose lease expired claimable again; the number reclaimed."""
@@ -250,9 +262,24 @@ def page_of(items: Sequence[T], limit: int, key: Callable[[T], tuple[float, str]
     return Page(items=list(items[:limit]), next_cursor=encode_cursor(*key(items[limit - 1])))
 
 
-def released_unit(unit: WorkUnit, *, now: float, delay: float, attempts: int | None) -> WorkUnit:
-    """``unit`` as ``release`` puts it back: due after ``delay``, with ``attempts`` if given."""
-    update: dict[str, object] = {"not_before": now + delay}
+def released_unit(
+    unit: WorkUnit, *, now: float, delay: float, attempts: int | None, waiting: bool = False
+) -> WorkUnit:
+    """``unit`` as ``release`` puts it back: due after ``delay``, with ``attempts`` if given,
+    waiting for ``resume`` if asked (a value delivered earlier is used up)."""
+    update: dict[str, object] = {
+        "not_before": now + delay,
+        "waiting": waiting,
+        "resumed": False,
+        "resume_value": None,
+    }
     if attempts is not None:
         update["attempts"] = attempts
     return unit.model_copy(update=update)
+
+
+def resumed_unit(unit: WorkUnit, value: Any) -> WorkUnit:
+    """``unit`` as ``resume`` makes it: due now, no longer waiting, carrying ``value``."""
+    return unit.model_copy(
+        update={"not_before": 0.0, "waiting": False, "resumed": True, "resume_value": value}
+    )

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ._ledger import (
     InteractionNotFoundError,
@@ -20,6 +20,7 @@ from ._ledger import (
     interaction_key,
     page_of,
     released_unit,
+    resumed_unit,
 )
 from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
 
@@ -201,15 +202,33 @@ class InMemoryLedger:
             del self._work[claim.unit.evaluation_id]
             return True
 
-    def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
+    def release(
+        self,
+        claim: Claim,
+        *,
+        delay: float = 0.0,
+        attempts: int | None = None,
+        waiting: bool = False,
+    ) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
-        count; False when the claim was lost."""
+        count or waiting for ``resume``; False when the claim was lost."""
         with self._lock:
             slot = self._held(claim)
             if slot is None:
                 return False
-            slot.unit = released_unit(slot.unit, now=time.time(), delay=delay, attempts=attempts)
+            slot.unit = released_unit(
+                slot.unit, now=time.time(), delay=delay, attempts=attempts, waiting=waiting
+            )
             slot.worker = None
+            return True
+
+    def resume(self, evaluation_id: str, value: Any) -> bool:
+        """Make a waiting unit due now, carrying ``value``; False when none is waiting."""
+        with self._lock:
+            slot = self._work.get(evaluation_id)
+            if slot is None or slot.worker is not None or not slot.unit.waiting:
+                return False
+            slot.unit = resumed_unit(slot.unit, value)
             return True
 
     def reclaim_expired(self) -> int:

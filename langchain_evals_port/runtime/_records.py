@@ -252,7 +252,8 @@ class WorkUnit(_Record):
     """One evaluation waiting in the ledger's work queue.
 
     ``attempts`` counts attempts that ended in a non-transient error; ``not_before`` (epoch
-    seconds) delays a retry; ``enqueued_at`` bounds how long transient errors are retried.
+    seconds) delays a retry; ``enqueued_at`` bounds how long transient errors are retried and
+    when a durable evaluation times out.
     """
 
     evaluation_id: str
@@ -266,6 +267,11 @@ class WorkUnit(_Record):
     attempts: int = 0
     enqueued_at: float
     not_before: float = 0.0
+    waiting: bool = False
+    """A durable evaluation paused for a person: due again on ``resume`` (or its deadline)."""
+    resumed: bool = False
+    resume_value: Any = None
+    """The value ``resume`` delivered, handed to the paused step when the unit runs again."""
 
     @property
     def subject(self) -> Subject:

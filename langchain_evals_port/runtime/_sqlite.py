@@ -31,6 +31,7 @@ from ._ledger import (
     epoch,
     page_of,
     released_unit,
+    resumed_unit,
 )
 from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
 
@@ -406,16 +407,44 @@ class SqliteLedger:
             db.execute(_INSERT_EVALUATION, row)
         return True
 
-    def release(self, claim: Claim, *, delay: float = 0.0, attempts: int | None = None) -> bool:
+    def release(
+        self,
+        claim: Claim,
+        *,
+        delay: float = 0.0,
+        attempts: int | None = None,
+        waiting: bool = False,
+    ) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
-        count; False when the claim was lost."""
-        unit = released_unit(claim.unit, now=time.time(), delay=delay, attempts=attempts)
+        count or waiting for ``resume``; False when the claim was lost."""
+        unit = released_unit(
+            claim.unit, now=time.time(), delay=delay, attempts=attempts, waiting=waiting
+        )
         changed = self._change(
             f"UPDATE work SET worker = NULL, lease_until = NULL, not_before = ?, unit = ?"
             f" WHERE {_HELD}",
             (unit.not_before, unit.model_dump_json(), *_fence(claim)),
         )
         return changed == 1
+
+    def resume(self, evaluation_id: str, value: Any) -> bool:
+        """Make a waiting unit due now, carrying ``value``; False when none is waiting."""
+        with self._write() as db:
+            row = db.execute(
+                "SELECT unit FROM work WHERE evaluation_id = ? AND worker IS NULL",
+                (evaluation_id,),
+            ).fetchone()
+            if row is None:
+                return False
+            unit = WorkUnit.model_validate_json(row[0])
+            if not unit.waiting:
+                return False
+            unit = resumed_unit(unit, value)
+            db.execute(
+                "UPDATE work SET not_before = ?, unit = ? WHERE evaluation_id = ?",
+                (unit.not_before, unit.model_dump_json(), evaluation_id),
+            )
+        return True
 
     def reclaim_expired(self) -> int:
         """Make units whose lease expired claimable again; the number reclaimed."""

@@ -395,3 +395,36 @@ def test_pending_work_counts_queued_and_claimed_units_per_interaction(ledger):
     assert ledger.pending_work("i-1") == 2
     assert ledger.pending_work("i-2") == 1
     assert ledger.pending_work("i-404") == 0
+
+
+def test_a_waiting_unit_is_due_again_on_resume_with_the_value(ledger):
+    ledger.enqueue([make_unit("e-1")])
+    claim = claim_one(ledger)
+    assert ledger.resume("e-1", "too early") is False  # claimed, not waiting
+
+    assert ledger.release(claim, delay=3600.0, waiting=True) is True
+    assert ledger.claim("w-2", limit=1, lease_seconds=30.0) == []
+    assert ledger.pending_work() == 1
+
+    assert ledger.resume("e-1", {"approved": True}) is True
+    assert ledger.resume("e-1", "twice") is False  # no longer waiting
+    resumed = claim_one(ledger, "w-2")
+    assert resumed.unit.resumed is True
+    assert resumed.unit.resume_value == {"approved": True}
+    assert resumed.unit.waiting is False
+    assert ledger.resume("e-404", None) is False
+
+
+def test_a_waiting_unit_is_due_at_its_deadline_and_releasing_uses_up_the_value(ledger):
+    ledger.enqueue([make_unit("e-1")])
+    ledger.release(claim_one(ledger), delay=LEASE, waiting=True)
+    time.sleep(LEASE * 1.5)
+    at_deadline = claim_one(ledger, "w-2")
+    assert at_deadline.unit.waiting is True  # the worker sees it came back unresumed
+
+    ledger.release(at_deadline, delay=3600.0, waiting=True)
+    ledger.resume("e-1", "yes")
+    again = claim_one(ledger, "w-3")
+    ledger.release(again)  # e.g. a retry after a failure: the value is used up
+    plain = claim_one(ledger, "w-4")
+    assert (plain.unit.resumed, plain.unit.resume_value) == (False, None)

@@ -16,6 +16,15 @@ from ._config import (
     EvaluationConfig,
     EvaluatorConfig,
 )
+from ._durable import (
+    DurableEffects,
+    DurableEvaluator,
+    EvaluationTimeoutError,
+    Settings,
+    StepTimeoutError,
+    Transition,
+    step,
+)
 from ._evaluation import (
     Complete,
     Effect,
@@ -27,7 +36,7 @@ from ._evaluation import (
 )
 from ._evaluator import EvaluationContext, EvaluatorFactory, OnlineEvaluator
 from ._ids import evaluation_id, sampled
-from ._ledger import InteractionNotFoundError, Ledger, export_jsonl
+from ._ledger import InteractionNotFoundError, Ledger, export_jsonl, open_ledger
 from ._memory import InMemoryLedger
 from ._records import (
     Claim,
@@ -62,6 +71,8 @@ __all__ = [
     "ConfigTypeError",
     "ConfigurationError",
     "DetailedReply",
+    "DurableEffects",
+    "DurableEvaluator",
     "Effect",
     "Effects",
     "Evaluation",
@@ -70,6 +81,7 @@ __all__ = [
     "EvaluationError",
     "EvaluationRecord",
     "EvaluationRuntime",
+    "EvaluationTimeoutError",
     "EvaluatorConfig",
     "EvaluatorFactory",
     "Failed",
@@ -87,10 +99,13 @@ __all__ = [
     "OnlineEvaluator",
     "Outcome",
     "Page",
+    "Settings",
     "SqliteLedger",
+    "StepTimeoutError",
     "Subject",
     "TokenUsage",
     "ToolCallRecord",
+    "Transition",
     "Trigger",
     "Verdict",
     "WorkUnit",
@@ -100,6 +115,8 @@ __all__ = [
     "evaluation_scope",
     "export_jsonl",
     "inconclusive",
+    "open_ledger",
     "redact_text",
     "sampled",
+    "step",
 ]

@@ -14,17 +14,24 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ._execute import Retry
+from ._execute import Park, Retry
 from ._ledger import Ledger
 from ._records import Claim, EvaluationRecord, WorkUnit
 
 __all__ = ["DispatchSettings", "Dispatcher"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
+
+_FOREVER = 100 * 365 * 24 * 3600.0
+"""The delay that parks a unit with no deadline: a century."""
+
+_STOP_MARGIN = 5.0
+"""Seconds ``stop`` waits beyond the grace period for units to be handed back."""
 
 _NOTICE_DELAY = 0.002
 """Seconds between work being queued by this process and the worker claiming it."""
@@ -57,8 +64,9 @@ class Dispatcher:
 
     Args:
         ledger: Where the work queue lives.
-        execute: Runs one unit; returns its record or raises ``Retry``.
+        execute: Runs one unit; returns its record or raises ``Retry`` or ``Park``.
         on_recorded: Called (in the worker's loop) with each record this worker stored.
+        on_stop: Called in the worker's loop as it stops (to close what lives in it).
         settings: Concurrency, lease and polling.
         worker_id: Names this worker's claims.
     """
@@ -68,6 +76,7 @@ class Dispatcher:
         ledger: Ledger,
         execute: Callable[[WorkUnit], Awaitable[EvaluationRecord]],
         on_recorded: Callable[[EvaluationRecord], Awaitable[None]],
+        on_stop: Callable[[], Awaitable[None]],
         *,
         settings: DispatchSettings,
         worker_id: str,
@@ -75,6 +84,7 @@ class Dispatcher:
         self._ledger = ledger
         self._execute = execute
         self._on_recorded = on_recorded
+        self._on_stop = on_stop
         self._settings = settings
         self._worker_id = worker_id
         self._claims: dict[str, Claim] = {}
@@ -84,6 +94,7 @@ class Dispatcher:
         self._ready = threading.Event()
         self._idle = threading.Event()
         self._stopping = False
+        self._grace = 0.0
         self._wake_scheduled = False
         self._thread: threading.Thread | None = None
 
@@ -123,13 +134,15 @@ class Dispatcher:
         """Wait until no evaluation runs and none is due; True when that happened in time."""
         return self._thread is None or self._idle.wait(timeout)
 
-    def stop(self, timeout: float) -> None:
-        """Stop claiming; cancel running evaluations and hand their units back; join."""
+    def stop(self, grace: float) -> None:
+        """Claim nothing more; give running evaluations ``grace`` seconds to finish, then
+        cancel them and hand their units back; join the worker thread."""
         if self._thread is None or self._loop is None:
             return
+        self._grace = grace
         self._stopping = True
         self.notify()
-        self._thread.join(timeout)
+        self._thread.join(grace + _STOP_MARGIN)
 
     # --- the worker loop -------------------------------------------------------------------
 
@@ -156,10 +169,16 @@ class Dispatcher:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._settings.poll_interval)
         finally:
+            if self._tasks:  # running evaluations may finish within the grace period
+                await asyncio.wait(set(self._tasks.values()), timeout=self._grace)
             heartbeats.cancel()
             for task in list(self._tasks.values()):
                 task.cancel()
             await asyncio.gather(*self._tasks.values(), heartbeats, return_exceptions=True)
+            try:
+                await self._on_stop()
+            except Exception:
+                logger.exception("closing the worker's resources failed")
             self._idle.set()
             pool.shutdown(wait=False)
 
@@ -205,6 +224,10 @@ class Dispatcher:
             record = await self._execute(claim.unit)
         except Retry as retry:
             await self._release(evaluation_id, retry.delay, retry.attempts)
+        except Park as park:
+            # Waits for ``resume``, or comes back at its deadline to be timed out.
+            delay = _FOREVER if park.deadline is None else max(0.0, park.deadline - time.time())
+            await self._release(evaluation_id, delay, None, waiting=True)
         except asyncio.CancelledError:
             # Stopping (or the lease was lost): hand the unit back for another worker.
             await asyncio.shield(self._release(evaluation_id, 0.0, None))
@@ -222,13 +245,17 @@ class Dispatcher:
             if self._wake is not None:
                 self._wake.set()
 
-    async def _release(self, evaluation_id: str, delay: float, attempts: int | None) -> None:
+    async def _release(
+        self, evaluation_id: str, delay: float, attempts: int | None, *, waiting: bool = False
+    ) -> None:
         """Hand the unit back to the ledger (fenced on this worker's claim)."""
         claim = self._claims.pop(evaluation_id, None)  # out of the heartbeat's reach
         if claim is None:
             return
         try:
-            await asyncio.to_thread(self._ledger.release, claim, delay=delay, attempts=attempts)
+            await asyncio.to_thread(
+                self._ledger.release, claim, delay=delay, attempts=attempts, waiting=waiting
+            )
         except Exception:
             logger.exception("handing %s back to the ledger failed", evaluation_id)
 

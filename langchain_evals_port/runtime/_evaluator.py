@@ -33,7 +33,7 @@ __all__ = [
     "EvaluationContext",
     "EvaluatorFactory",
     "OnlineEvaluator",
-    "evaluator_id_of",
+    "evaluator_class",
 ]
 
 
@@ -227,39 +227,45 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-EvaluatorFactory: TypeAlias = Callable[[], OnlineEvaluator]
-"""An ``OnlineEvaluator`` subclass, or a zero-argument callable returning a fresh instance."""
+EvaluatorFactory: TypeAlias = Callable[[], Any]
+"""An ``OnlineEvaluator`` or ``DurableEvaluator`` subclass, or a zero-argument callable
+returning a fresh instance of one."""
 
 
-def evaluator_id_of(factory: EvaluatorFactory) -> str:
-    """The id of the evaluators ``factory`` makes.
+def evaluator_class(factory: EvaluatorFactory) -> type[Any]:
+    """The class of the evaluators ``factory`` makes, checked to have an ``id``.
 
-    A class gives its ``id`` attribute; any other factory is called once to learn it.
+    A class is its own; any other factory is called once to learn it.
 
     Raises:
-        EvaluatorUsageError: The factory is not callable, makes something that is not an
-            ``OnlineEvaluator``, or the evaluator has no ``id``.
+        EvaluatorUsageError: The factory is not callable, makes something that is neither an
+            ``OnlineEvaluator`` nor a ``DurableEvaluator``, or the evaluator has no ``id``.
     """
+    from ._durable import DurableEvaluator
+
+    kinds = (OnlineEvaluator, DurableEvaluator)
     if inspect.isclass(factory):
-        if not issubclass(factory, OnlineEvaluator):
+        if not issubclass(factory, kinds):
             raise EvaluatorUsageError(
-                f"evaluators: {factory.__name__} is not an OnlineEvaluator subclass"
+                f"evaluators: {factory.__name__} is not an OnlineEvaluator or "
+                "DurableEvaluator subclass"
             )
-        evaluator_class: type[OnlineEvaluator] = factory
+        cls: type[Any] = factory
     elif callable(factory):
         instance = factory()
-        if not isinstance(instance, OnlineEvaluator):
+        if not isinstance(instance, kinds):
             raise EvaluatorUsageError(
-                f"evaluators: the factory {factory!r} returned {instance!r}, not an OnlineEvaluator"
+                f"evaluators: the factory {factory!r} returned {instance!r}, "
+                "not an OnlineEvaluator or DurableEvaluator"
             )
-        evaluator_class = type(instance)
+        cls = type(instance)
     else:
         raise EvaluatorUsageError(
-            f"evaluators: expected an OnlineEvaluator class or a factory, got {factory!r}"
+            f"evaluators: expected an evaluator class or a factory, got {factory!r}"
         )
-    evaluator_id = getattr(evaluator_class, "id", None)
+    evaluator_id = getattr(cls, "id", None)
     if not isinstance(evaluator_id, str) or not evaluator_id:
         raise EvaluatorUsageError(
-            f"evaluators: {evaluator_class.__name__} needs a class attribute id (a non-empty str)"
+            f"evaluators: {cls.__name__} needs a class attribute id (a non-empty str)"
         )
-    return evaluator_id
+    return cls

@@ -14,7 +14,8 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,8 @@ from langchain_evals_port.core.errors import (
     failure_code,
 )
 
+from ._checkpoint import open_checkpointer
+from ._durable import DurableEngine, Paused
 from ._evaluation import Complete, Effect, InconclusiveEffect
 from ._evaluator import EvaluationContext, EvaluatorFactory
 from ._records import (
@@ -43,10 +46,12 @@ from ._records import (
 from ._scope import evaluation_scope
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
     from ._config import EvaluationConfig
     from ._ledger import Ledger
 
-__all__ = ["Retry", "RetryPolicy", "UnitExecutor", "is_transient"]
+__all__ = ["Park", "Retry", "RetryPolicy", "UnitExecutor", "is_transient"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
 
@@ -93,6 +98,15 @@ class Retry(Exception):
         super().__init__(f"retry in {delay:.2f}s (attempts used: {attempts})")
         self.delay = delay
         self.attempts = attempts
+
+
+class Park(Exception):
+    """Hand a durable evaluation that waits for a person back, until ``resume`` or
+    ``deadline`` (epoch seconds; ``None``: no deadline)."""
+
+    def __init__(self, deadline: float | None) -> None:
+        super().__init__("waiting to be resumed")
+        self.deadline = deadline
 
 
 def is_transient(error: BaseException) -> bool:
@@ -154,6 +168,9 @@ class UnitExecutor:
         policy: How errors are retried.
         recent: Returns an interaction this process recorded lately, or ``None`` (saves
             evaluators a ledger read).
+        durable: The ids of the durable evaluators among ``factories``.
+        checkpointer: Where durable evaluations keep their steps; by default one on the
+            ledger's storage, opened on first use.
     """
 
     def __init__(
@@ -165,8 +182,14 @@ class UnitExecutor:
         timeout: float,
         policy: RetryPolicy,
         recent: Callable[[str], InteractionRecord | None] = lambda interaction_id: None,
+        durable: Collection[str] = (),
+        checkpointer: BaseCheckpointSaver[str] | None = None,
     ) -> None:
         self._factories = factories
+        self._durable = frozenset(durable)
+        self._checkpointer = checkpointer
+        self._engines: dict[str, DurableEngine] = {}
+        self._resources = AsyncExitStack()
         self._config = config
         self._ledger = ledger
         self._timeout = timeout
@@ -175,7 +198,10 @@ class UnitExecutor:
         self._tracing = _TracingProbe()
 
     async def run(self, unit: WorkUnit) -> EvaluationRecord:
-        """Evaluate ``unit`` once; its record, or ``Retry`` when it should run again."""
+        """Evaluate ``unit`` once; its record, or ``Retry`` when it should run again (or
+        ``Park`` when a durable evaluation waits for a person)."""
+        if unit.evaluator_id in self._durable:
+            return await self._run_durable(unit)
         started = time.perf_counter()
         config = self._config()
         # Waiting on the task (not ``wait_for``) keeps a TimeoutError raised inside the
@@ -192,17 +218,31 @@ class UnitExecutor:
         finally:
             if not task.done():  # the evaluation timed out, or this run was cancelled
                 task.cancel()
+        return self._record(unit, outcome, time.perf_counter() - started)
+
+    def _record(self, unit: WorkUnit, outcome: Outcome, duration: float) -> EvaluationRecord:
         return EvaluationRecord(
             evaluation_id=unit.evaluation_id,
             evaluator_id=unit.evaluator_id,
-            control_id=config.control_id(unit.evaluator_id),
+            control_id=self._config().control_id(unit.evaluator_id),
             trigger=unit.trigger,
             trigger_attributes=unit.trigger_attributes,
             interaction_id=unit.interaction_id,
             agent_id=unit.agent_id,
             outcome=outcome,
             attempts=unit.attempts + 1,
-            duration=time.perf_counter() - started,
+            duration=duration,
+        )
+
+    def _context(self, unit: WorkUnit, config: EvaluationConfig) -> EvaluationContext:
+        return EvaluationContext(
+            subject=unit.subject,
+            evaluation_id=unit.evaluation_id,
+            config=config.config_for(unit.evaluator_id, unit.agent_id, unit.roles),
+            ledger=self._ledger,
+            trigger=unit.trigger,
+            trigger_attributes=dict(unit.trigger_attributes),
+            preloaded=self._recent(unit.interaction_id),
         )
 
     async def _evaluate(self, unit: WorkUnit, config: EvaluationConfig) -> Any:
@@ -212,15 +252,7 @@ class UnitExecutor:
                 f"no evaluator with id {unit.evaluator_id!r} is registered with this runtime"
             )
         evaluator = factory()
-        ctx = EvaluationContext(
-            subject=unit.subject,
-            evaluation_id=unit.evaluation_id,
-            config=config.config_for(unit.evaluator_id, unit.agent_id, unit.roles),
-            ledger=self._ledger,
-            trigger=unit.trigger,
-            trigger_attributes=dict(unit.trigger_attributes),
-            preloaded=self._recent(unit.interaction_id),
-        )
+        ctx = self._context(unit, config)
         call = _caller(evaluator.evaluate)
         # The scope marks every call made inside as evaluation traffic (no recursion).
         with evaluation_scope(unit.evaluation_id):
@@ -241,6 +273,43 @@ class UnitExecutor:
             if inspect.iscoroutinefunction(call):
                 return await call(ctx)
             return await asyncio.to_thread(call, ctx)
+
+    async def _run_durable(self, unit: WorkUnit) -> EvaluationRecord:
+        """Run (or continue) a durable evaluation on its LangGraph thread. Its steps retry
+        by its own settings, so an error here is final: recorded as Failed."""
+        engine = await self._engine(unit.evaluator_id)
+        try:
+            result = await engine.run(unit)
+        except Exception as error:
+            logger.warning("durable evaluator %s failed", unit.evaluator_id, exc_info=error)
+            return self._record(unit, _failed(error), self._age(unit))
+        if isinstance(result, Paused):
+            raise Park(result.deadline)
+        return self._record(unit, result.outcome, self._age(unit))
+
+    async def _engine(self, evaluator_id: str) -> DurableEngine:
+        engine = self._engines.get(evaluator_id)
+        if engine is None:
+            if self._checkpointer is None:
+                opened = open_checkpointer(self._ledger)
+                self._checkpointer = await self._resources.enter_async_context(opened)
+            engine = DurableEngine(
+                self._factories[evaluator_id],
+                checkpointer=self._checkpointer,
+                ledger=self._ledger,
+                context=lambda unit: self._context(unit, self._config()),
+                record=lambda unit, outcome: self._record(unit, outcome, self._age(unit)),
+            )
+            self._engines[evaluator_id] = engine
+        return engine
+
+    @staticmethod
+    def _age(unit: WorkUnit) -> float:
+        return max(0.0, time.time() - unit.enqueued_at)
+
+    async def aclose(self) -> None:
+        """Close the checkpointer durable evaluations used (in the loop that opened it)."""
+        await self._resources.aclose()
 
     def _after_error(self, unit: WorkUnit, error: Exception) -> Failed:
         age = time.time() - unit.enqueued_at
@@ -264,10 +333,13 @@ class UnitExecutor:
         )
         if attempts < self._policy.max_attempts:
             raise Retry(self._policy.delay(age), attempts) from error
-        code: FailureCode = failure_code(error)
-        return Failed(
-            error=EvaluationError(type=type(error).__name__, message=str(error), code=code)
-        )
+        return _failed(error)
+
+
+def _failed(error: BaseException) -> Failed:
+    """The Failed outcome of ``error``: its type, message and failure code."""
+    code: FailureCode = failure_code(error)
+    return Failed(error=EvaluationError(type=type(error).__name__, message=str(error), code=code))
 
 
 def _caller(evaluate: Callable[[EvaluationContext], Any]) -> Callable[[EvaluationContext], Any]:

@@ -143,6 +143,18 @@ class Ledger(Protocol):
         """Release connections; the ledger is unusable afterwards."""
 
 
+def open_ledger(location: str | Path) -> Ledger:
+    """The ledger at ``location``: a ``postgresql://`` (or ``postgres://``) DSN opens a
+    ``PostgresLedger``, anything else is the path of a ``SqliteLedger`` file."""
+    if isinstance(location, str) and location.startswith(("postgresql://", "postgres://")):
+        from ._postgres import PostgresLedger
+
+        return PostgresLedger(location)
+    from ._sqlite import SqliteLedger
+
+    return SqliteLedger(location)
+
+
 def _all_pages(
     ledger: Ledger, what: Literal["interactions", "evaluations"], **filters: object
 ) -> Iterator[InteractionRecord | EvaluationRecord]:

@@ -22,7 +22,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.runnables import Runnable
 
@@ -32,7 +32,7 @@ from langchain_evals_port.core.errors import EvaluatorUsageError
 from ._capture import BoundAgent, InteractionCallbackHandler
 from ._config import EvaluationConfig
 from ._dispatch import Dispatcher, DispatchSettings
-from ._evaluator import EvaluatorFactory, evaluator_id_of
+from ._evaluator import EvaluatorFactory, evaluator_class
 from ._execute import RetryPolicy, UnitExecutor
 from ._ids import evaluation_id, sampled
 from ._ledger import Ledger
@@ -44,6 +44,9 @@ from ._records import (
     Verdict,
     WorkUnit,
 )
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
 __all__ = ["EvaluationRuntime"]
 
@@ -81,6 +84,9 @@ class EvaluationRuntime:
         langsmith_feedback: Also send each verdict as LangSmith feedback on the agent's run
             (``True`` for a bounded default client, or a ``LangSmithFeedbackTracer``).
         worker_id: Names this process's claims (default: host, pid and a random suffix).
+        checkpointer: Where durable evaluators keep their steps (an async LangGraph
+            checkpointer); by default one on the ledger's storage (the SQLite file, the
+            PostgreSQL database, or memory).
         start: Start the background worker now (``False`` records and queues only).
 
     Raises:
@@ -106,6 +112,7 @@ class EvaluationRuntime:
         tracer: EvalTracer | None = None,
         langsmith_feedback: bool | EvalTracer = False,
         worker_id: str | None = None,
+        checkpointer: BaseCheckpointSaver[str] | None = None,
         start: bool = True,
     ) -> None:
         self._config = (
@@ -113,7 +120,7 @@ class EvaluationRuntime:
             if isinstance(config, EvaluationConfig)
             else EvaluationConfig.from_mapping(config)
         )
-        self._factories = _registry(evaluators)
+        self._factories, durable = _registry(evaluators)
         self._config.check_registered(self._factories)
         if evaluation_timeout <= 0:
             raise ValueError(f"evaluation_timeout must be positive, got {evaluation_timeout!r}")
@@ -126,6 +133,8 @@ class EvaluationRuntime:
         self._recent = _RecentInteractions()
         self._executor = UnitExecutor(
             factories=self._factories,
+            durable=durable,
+            checkpointer=checkpointer,
             config=lambda: self._config,
             ledger=self._ledger,
             timeout=evaluation_timeout,
@@ -138,6 +147,7 @@ class EvaluationRuntime:
             self._ledger,
             self._execute,
             self._report,
+            self._executor.aclose,
             settings=DispatchSettings(
                 concurrency=concurrency, lease_seconds=lease_seconds, poll_interval=poll_interval
             ),
@@ -272,6 +282,24 @@ class EvaluationRuntime:
         self._dispatcher.notify()
         return unit.evaluation_id
 
+    def resume(self, evaluation_id: str, value: Any) -> None:
+        """Continue a durable evaluation that waits for a person (a step that called
+        LangGraph's ``interrupt``), handing ``value`` to that step.
+
+        Raises:
+            EvaluatorUsageError: No evaluation with this id is waiting, or ``value`` is
+                ``None`` (which LangGraph reads as "no answer"; send e.g. ``{"skip": True}``).
+        """
+        if value is None:
+            raise EvaluatorUsageError(
+                "value must not be None: LangGraph cannot resume an interrupt with None"
+            )
+        if not self._ledger.resume(evaluation_id, value):
+            raise EvaluatorUsageError(
+                f"evaluation_id: no evaluation {evaluation_id!r} is waiting to be resumed"
+            )
+        self._dispatcher.notify()
+
     def wait_for_evaluations(
         self, interaction_id: str, timeout: float = 30.0
     ) -> list[EvaluationRecord]:
@@ -302,18 +330,22 @@ class EvaluationRuntime:
         """Start the background worker (done by the constructor unless ``start=False``)."""
         self._dispatcher.start()
 
-    def close(self, timeout: float = 10.0) -> None:
-        """Finish the evaluations that are due (up to ``timeout`` seconds), then stop.
+    def close(self, timeout: float = 10.0, *, drain: bool = True) -> None:
+        """Stop the background worker within about ``timeout`` seconds.
 
-        Evaluations still running at the deadline are handed back to the ledger, where the
-        next runtime on it (or another process) picks them up. A ledger the runtime made
-        itself is closed.
+        With ``drain`` (the default) it first finishes the evaluations that are due; without
+        (a worker shutting down while others carry on) it claims nothing more and lets the
+        running ones finish. Evaluations still running at the deadline are handed back to
+        the ledger, where the next runtime on it (or another process) picks them up. A
+        ledger the runtime made itself is closed.
         """
         if self._closed:
             return
         self._closed = True
-        self._dispatcher.drain(timeout)
-        self._dispatcher.stop(timeout=5.0)
+        deadline = time.monotonic() + timeout
+        if drain:
+            self._dispatcher.drain(timeout)
+        self._dispatcher.stop(grace=max(0.0, deadline - time.monotonic()))
         for tracer in self._tracers:
             flush = getattr(tracer, "flush", None)
             if callable(flush):
@@ -414,18 +446,26 @@ class _RuntimeSink:
         await asyncio.to_thread(self._runtime._record, record)
 
 
-def _registry(evaluators: Sequence[EvaluatorFactory]) -> dict[str, EvaluatorFactory]:
+def _registry(
+    evaluators: Sequence[EvaluatorFactory],
+) -> tuple[dict[str, EvaluatorFactory], set[str]]:
+    """The factories by evaluator id, and the ids of the durable ones."""
+    from ._durable import DurableEvaluator
+
     if isinstance(evaluators, (str, bytes)) or not isinstance(evaluators, Sequence):
         raise EvaluatorUsageError(
-            f"evaluators must be a list of OnlineEvaluator classes or factories, got {evaluators!r}"
+            f"evaluators must be a list of evaluator classes or factories, got {evaluators!r}"
         )
     registry: dict[str, EvaluatorFactory] = {}
+    durable: set[str] = set()
     for factory in evaluators:
-        evaluator_id = evaluator_id_of(factory)
-        if evaluator_id in registry:
-            raise EvaluatorUsageError(f"evaluators: two evaluators have the id {evaluator_id!r}")
-        registry[evaluator_id] = factory
-    return registry
+        cls = evaluator_class(factory)
+        if cls.id in registry:
+            raise EvaluatorUsageError(f"evaluators: two evaluators have the id {cls.id!r}")
+        registry[cls.id] = factory
+        if issubclass(cls, DurableEvaluator):
+            durable.add(cls.id)
+    return registry, durable
 
 
 def _roles(roles: Sequence[str]) -> tuple[str, ...]:

@@ -5,6 +5,8 @@ Run by ``test_runtime_processes.py`` with ``sys.executable``:
 * ``blocker DB STARTED N``: binds an agent, invokes it N times, runs evaluator ``marker``
   that appends this pid to STARTED and then blocks; prints the interaction ids as one JSON
   line once an evaluation has started, then waits to be killed.
+* ``durable DB``: starts one durable ``three-steps`` evaluation (its second step hangs when
+  ``DURABLE_BLOCK_IN_SECOND`` is set) and prints the interaction id.
 * ``worker DB LOG DONE``: runs evaluator ``logger``, which appends
   ``"<evaluation id> <pid>"`` to LOG and sleeps 10 ms, two at a time; prints ``ready`` once
   its worker runs and exits (printing how many evaluations it ran) when the file DONE exists
@@ -21,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _agents import echo_agent
+from _agents import ThreeSteps, echo_agent
 
 from langchain_evals_port.runtime import (
     Evaluation,
@@ -105,11 +107,28 @@ def worker(database: str, log: str, done: str) -> None:
     print(json.dumps({"pid": os.getpid(), "ran": len(ran)}), flush=True)
 
 
+def durable(database: str) -> None:
+    """Start one ``three-steps`` evaluation; its second step prints ``blocked`` and hangs."""
+    runtime = EvaluationRuntime(
+        bound(ThreeSteps.id),
+        evaluators=[ThreeSteps],
+        ledger=SqliteLedger(database),
+        lease_seconds=1.0,
+        poll_interval=0.05,
+    )
+    agent = runtime.bind(echo_agent(), agent_id=AGENT)
+    print(json.dumps(agent.invoke_detailed("question").interaction_id), flush=True)
+    threading.Event().wait(120)  # killed long before this
+    sys.exit("never killed")
+
+
 if __name__ == "__main__":
     mode, *arguments = sys.argv[1:]
     if mode == "blocker":
         blocker(arguments[0], arguments[1], int(arguments[2]))
     elif mode == "worker":
         worker(*arguments)
+    elif mode == "durable":
+        durable(*arguments)
     else:
         sys.exit(f"unknown mode {mode!r}")

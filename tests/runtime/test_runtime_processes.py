@@ -14,7 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _agents import echo_agent
+import pytest
+from _agents import ThreeSteps, echo_agent
 
 from langchain_evals_port.runtime import (
     Evaluation,
@@ -25,6 +26,7 @@ from langchain_evals_port.runtime import (
     SqliteLedger,
     Verdict,
 )
+from langchain_evals_port.runtime.testkit import runtime_testkit
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "_runtime_process.py"
@@ -216,3 +218,38 @@ def test_two_processes_share_one_queue_and_run_each_evaluation_once(tmp_path: Pa
         assert record.outcome.evaluation.explanation == (
             f"logged by {signer[record.evaluation_id]}"
         )
+
+
+def test_a_durable_evaluation_killed_mid_step_resumes_after_its_last_completed_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database, steps = tmp_path / "evals.db", tmp_path / "steps.log"
+    monkeypatch.setenv("DURABLE_STEP_LOG", str(steps))
+    monkeypatch.setenv("DURABLE_BLOCK_IN_SECOND", "1")
+    child = Child(tmp_path, "durable", str(database))
+    try:
+        interaction_id = json.loads(child.read_line(timeout=30))
+        assert child.read_line(timeout=30) == "blocked"  # inside the second of three steps
+        os.kill(child.pid, signal.SIGKILL)
+        child.process.wait(timeout=10)
+    finally:
+        child.stop()
+    monkeypatch.delenv("DURABLE_BLOCK_IN_SECOND")
+
+    ledger = SqliteLedger(database)
+    with runtime_testkit(bound(ThreeSteps.id), [ThreeSteps], ledger=ledger) as runtime:
+        [record] = runtime.wait_for_evaluations(interaction_id, timeout=15)
+    ledger.close()
+
+    assert record.evaluation is not None
+    assert record.evaluation.explanation == "2 votes"
+    ran = [line.split() for line in steps.read_text().splitlines()]
+    here = str(os.getpid())
+    # The first step's checkpoint was committed: it never runs again. The second ran to
+    # the kill and again here; the third only here.
+    assert ran == [
+        ["first", str(child.pid)],
+        ["second", str(child.pid)],
+        ["second", here],
+        ["third", here],
+    ]

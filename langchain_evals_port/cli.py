@@ -1,0 +1,107 @@
+"""The ``langchain-evals`` command.
+
+``langchain-evals worker --config evals.yaml --evaluators mypackage.evals:EVALUATORS
+--ledger postgresql://...`` runs evaluations in a process of their own: it loads the same
+configuration files and evaluator code as the application, claims work from the shared
+ledger, and stops gracefully on SIGTERM or SIGINT — it claims nothing more, lets running
+evaluations finish within ``--grace`` seconds and hands the rest back to the ledger for
+another worker. Several workers on several machines share one PostgreSQL ledger (or, on one
+machine, one SQLite file) and never run one evaluation twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["load_evaluators", "main"]
+
+logger = logging.getLogger("langchain_evals_port.worker")
+
+
+def load_evaluators(spec: str) -> list[Any]:
+    """The evaluator classes or factories named by ``module:ATTRIBUTE``.
+
+    The attribute is a list (or tuple) of evaluator classes or factories, or one of them.
+
+    Raises:
+        ValueError: ``spec`` is not ``module:ATTRIBUTE`` or the attribute does not exist.
+    """
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"--evaluators: expected module:ATTRIBUTE, got {spec!r}")
+    module = importlib.import_module(module_name)
+    try:
+        value = getattr(module, attribute)
+    except AttributeError:
+        raise ValueError(f"--evaluators: module {module_name!r} has no {attribute!r}") from None
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="langchain-evals", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    worker = commands.add_parser("worker", help="run evaluations from a shared ledger")
+    worker.add_argument(
+        "--config",
+        action="append",
+        required=True,
+        help="a YAML or TOML configuration file; repeat to layer overrides over the base",
+    )
+    worker.add_argument(
+        "--evaluators",
+        required=True,
+        help="module:ATTRIBUTE naming the list of evaluator classes or factories",
+    )
+    worker.add_argument(
+        "--ledger", required=True, help="a postgresql:// DSN or the path of a SQLite file"
+    )
+    worker.add_argument("--concurrency", type=int, default=8, help="evaluations at once")
+    worker.add_argument("--lease-seconds", type=float, default=5.0, help="lease on a claim")
+    worker.add_argument(
+        "--grace", type=float, default=30.0, help="seconds running evaluations get to finish"
+    )
+    worker.add_argument("--worker-id", help="names this worker's claims")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; the process exit status."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    from langchain_evals_port.runtime import EvaluationRuntime, open_ledger
+
+    try:
+        evaluators = load_evaluators(args.evaluators)
+        ledger = open_ledger(args.ledger)
+    except (ImportError, ValueError) as error:
+        print(f"langchain-evals worker: {error}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    runtime = EvaluationRuntime.from_files(
+        *args.config,
+        evaluators=evaluators,
+        ledger=ledger,
+        concurrency=args.concurrency,
+        lease_seconds=args.lease_seconds,
+        worker_id=args.worker_id,
+    )
+    logger.info("worker started: %d evaluators, ledger %s", len(evaluators), args.ledger)
+    stop.wait()
+    logger.info("stopping: running evaluations get %.0f s to finish", args.grace)
+    runtime.close(timeout=args.grace, drain=False)
+    ledger.close()
+    logger.info("worker stopped")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m langchain_evals_port.cli``
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""The LangGraph checkpointer durable evaluations keep their steps in, chosen by the ledger.
+
+A ``SqliteLedger`` keeps checkpoints in its own file (LangGraph's tables beside the ledger's),
+a ``PostgresLedger`` in its database, and an ``InMemoryLedger`` in memory — so whatever storage
+survives a restart for the ledger survives it for the steps too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from ._ledger import Ledger
+
+__all__ = ["open_checkpointer"]
+
+
+@asynccontextmanager
+async def open_checkpointer(ledger: Ledger) -> AsyncIterator[BaseCheckpointSaver[str]]:
+    """An async checkpointer on the ledger's storage, open for the ``async with`` block (it
+    belongs to the event loop that opened it)."""
+    from ._sqlite import SqliteLedger
+
+    if isinstance(ledger, SqliteLedger):
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(str(ledger.path)) as saver:
+            yield saver
+        return
+    dsn = getattr(ledger, "dsn", None)
+    if isinstance(dsn, str) and dsn.startswith(("postgres://", "postgresql://")):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(dsn) as saver:
+            await saver.setup()
+            yield saver
+        return
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    yield InMemorySaver()

@@ -1,0 +1,138 @@
+"""Durable evaluators inside the runtime: bound by configuration, paused for a person,
+resumed, timed out, failed — with the ledger's own checkpointer."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from _agents import ThreeSteps, echo_agent
+from langgraph.types import interrupt
+
+from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.runtime import (
+    DurableEvaluator,
+    Evaluation,
+    EvaluationContext,
+    Failed,
+    Inconclusive,
+    Settings,
+    evaluation_id,
+)
+from langchain_evals_port.runtime.testkit import runtime_testkit
+
+
+def bound(evaluator_id: str) -> dict[str, Any]:
+    return {"evaluation": {"evaluators": {evaluator_id: {"agents": {"support-agent": {}}}}}}
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def ledger_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class HumanReview(DurableEvaluator[None]):
+    """Asks a person whether the reply is right, then records their answer."""
+
+    id = "human-review"
+
+    def on_evaluation(self, ctx: EvaluationContext) -> Any:
+        return self.effects().transition_to(self.ask)
+
+    def ask(self) -> Any:
+        reply = self.evaluation_context().interaction().final_response_text
+        answer = interrupt({"question": "Is this reply right?", "reply": reply})
+        if answer["approved"] is None:
+            return self.effects().inconclusive("the reviewer skipped it")
+        return self.effects().complete(Evaluation.of(answer["approved"], answer["note"]))
+
+
+class QuickReview(HumanReview):
+    """A review that must be answered within half a second."""
+
+    id = "quick-review"
+
+    def settings(self) -> Settings:
+        return Settings.defaults().with_evaluation_timeout(0.5)
+
+
+def test_a_three_step_evaluation_runs_in_the_background(ledger_kind: str) -> None:
+    with runtime_testkit(bound(ThreeSteps.id), [ThreeSteps], ledger=ledger_kind) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+    assert record.evaluation == Evaluation.of(True, "2 votes")
+    assert record.evaluator_id == "three-steps"
+
+
+def test_an_evaluation_waits_for_a_person_and_resumes_with_the_answer(ledger_kind: str) -> None:
+    with runtime_testkit(bound(HumanReview.id), [HumanReview], ledger=ledger_kind) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("refund?")
+        waiting = evaluation_id(HumanReview.id, reply.interaction_id)
+        with pytest.raises(TimeoutError):  # parked: nothing recorded until someone answers
+            runtime.wait_for_evaluations(reply.interaction_id, timeout=0.5)
+
+        runtime.resume(waiting, {"approved": False, "note": "promised a refund it can't give"})
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+        with pytest.raises(EvaluatorUsageError, match="no evaluation"):
+            runtime.resume(waiting, {"approved": True, "note": "too late"})
+    assert record.evaluation_id == waiting
+    assert record.evaluation == Evaluation.failed("promised a refund it can't give")
+
+
+def test_a_skipped_review_is_inconclusive() -> None:
+    with runtime_testkit(bound(HumanReview.id), [HumanReview], ledger="sqlite") as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("refund?")
+        time.sleep(0.2)
+        review = evaluation_id(HumanReview.id, reply.interaction_id)
+        with pytest.raises(EvaluatorUsageError, match="value must not be None"):
+            runtime.resume(review, None)
+        runtime.resume(review, {"approved": None, "note": ""})
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+    assert record.outcome == Inconclusive(reason="the reviewer skipped it")
+
+
+def test_a_review_nobody_answers_fails_at_the_evaluation_timeout() -> None:
+    with runtime_testkit(bound(QuickReview.id), [QuickReview], ledger="sqlite") as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("refund?")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
+    assert isinstance(record.outcome, Failed)
+    assert record.outcome.error.code == "timeout"
+
+
+def test_resuming_an_unknown_evaluation_is_an_error() -> None:
+    with (
+        runtime_testkit(None, [HumanReview]) as runtime,
+        pytest.raises(EvaluatorUsageError, match="'nope'"),
+    ):
+        runtime.resume("nope", True)
+
+
+class Stubborn(DurableEvaluator[None]):
+    """A step that always fails: retried by its settings, then recorded as Failed."""
+
+    id = "stubborn"
+    attempts = 0
+
+    def settings(self) -> Settings:
+        return Settings.defaults().with_max_step_retries(2).with_step_retry_interval(0.01)
+
+    def on_evaluation(self, ctx: EvaluationContext) -> Any:
+        return self.effects().transition_to(self.judge)
+
+    def judge(self) -> Any:
+        type(self).attempts += 1
+        raise ValueError("the judge is confused")
+
+
+def test_a_step_that_exhausts_its_retries_is_a_failed_outcome(ledger_kind: str) -> None:
+    Stubborn.attempts = 0
+    with runtime_testkit(bound(Stubborn.id), [Stubborn], ledger=ledger_kind) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+    assert isinstance(record.outcome, Failed)
+    assert (record.outcome.error.type, record.outcome.error.message) == (
+        "ValueError",
+        "the judge is confused",
+    )
+    assert Stubborn.attempts == 3

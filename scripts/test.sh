@@ -17,4 +17,8 @@ if ! command -v chromium >/dev/null 2>&1; then
     fi
 fi
 
-exec "$PY" -m pytest "$@"
+# The PostgreSQL ledger tests need a server: LANGCHAIN_EVALS_PG_DSN, or a throwaway one.
+source "$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
+
+# Not exec: the throwaway PostgreSQL server is stopped by this shell's exit trap.
+"$PY" -m pytest "$@"

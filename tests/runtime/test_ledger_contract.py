@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _factories import BASE_TIME, make_evaluation, make_interaction, make_unit
+from conftest import open_postgres_ledger
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_evals_port.runtime import (
@@ -29,6 +30,8 @@ from langchain_evals_port.runtime._sqlite import SqliteLedger
 FACTORIES: dict[str, Callable[[Path], Ledger]] = {
     "memory": lambda folder: InMemoryLedger(),
     "sqlite": lambda folder: SqliteLedger(folder / "ledger.db"),
+    # A fresh schema per test on LANGCHAIN_EVALS_PG_DSN; skips (fails under CI) without one.
+    "postgres": open_postgres_ledger,
 }
 
 LEASE = 0.1

@@ -1,0 +1,580 @@
+"""``PostgresLedger``: the ledger in a PostgreSQL database, shared by processes and machines.
+
+Needs the ``postgres`` extra (``psycopg`` 3 with its pool); psycopg is imported when a
+``PostgresLedger`` is created, never when the package is.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel
+
+from ._ledger import (
+    InteractionNotFoundError,
+    check_completion,
+    check_lease,
+    check_limit,
+    decode_cursor,
+    epoch,
+    page_of,
+    released_unit,
+    resumed_unit,
+)
+from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+    from psycopg_pool import ConnectionPool
+
+__all__ = ["PostgresLedger"]
+
+SCHEMA_VERSION = 1
+"""The layout of the tables below, kept in the ``ledger_schema`` table."""
+
+_SCHEMA_LOCK = 0x6C65_6467_6572_0001
+"""The advisory lock that serialises creating the tables (two processes may start at once)."""
+
+# Ids sort in the "C" collation (code point order), as the other ledgers sort them in Python.
+# Records are JSON text in ``json`` columns: kept byte for byte, readable with ``->``/``->>``.
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledger_interactions (
+    interaction_id text COLLATE "C" PRIMARY KEY,
+    agent_id text COLLATE "C" NOT NULL,
+    started_at double precision NOT NULL,
+    record json NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_interactions_by_time
+    ON ledger_interactions (started_at, interaction_id);
+CREATE INDEX IF NOT EXISTS ledger_interactions_by_agent
+    ON ledger_interactions (agent_id, started_at, interaction_id);
+
+CREATE TABLE IF NOT EXISTS ledger_evaluations (
+    evaluation_id text COLLATE "C" PRIMARY KEY,
+    interaction_id text COLLATE "C" NOT NULL,
+    agent_id text COLLATE "C" NOT NULL,
+    evaluator_id text COLLATE "C" NOT NULL,
+    evaluated_at double precision NOT NULL,
+    record json NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_interaction
+    ON ledger_evaluations (interaction_id);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_time
+    ON ledger_evaluations (evaluated_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_agent
+    ON ledger_evaluations (agent_id, evaluated_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_evaluator
+    ON ledger_evaluations (evaluator_id, evaluated_at, evaluation_id);
+
+CREATE TABLE IF NOT EXISTS ledger_work (
+    evaluation_id text COLLATE "C" PRIMARY KEY,
+    interaction_id text COLLATE "C" NOT NULL,
+    enqueued_at double precision NOT NULL,
+    not_before double precision NOT NULL,
+    worker text,
+    token bigint NOT NULL DEFAULT 0,
+    lease_until double precision,
+    unit json NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_work_by_age ON ledger_work (enqueued_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS ledger_work_by_interaction ON ledger_work (interaction_id);
+"""
+
+# Units arrive as parallel arrays, so a batch is one statement; an id already queued or
+# recorded is skipped (a repeated id within the batch too: the first one is kept).
+_ENQUEUE = """
+INSERT INTO ledger_work (evaluation_id, interaction_id, enqueued_at, not_before, unit)
+SELECT u.evaluation_id, u.interaction_id, u.enqueued_at, u.not_before, u.unit::json
+FROM unnest(%s::text[], %s::text[], %s::float8[], %s::float8[], %s::text[])
+    AS u (evaluation_id, interaction_id, enqueued_at, not_before, unit)
+WHERE NOT EXISTS (SELECT 1 FROM ledger_evaluations e WHERE e.evaluation_id = u.evaluation_id)
+ON CONFLICT (evaluation_id) DO NOTHING
+"""
+
+# The interaction and its work in one statement, hence one transaction.
+_RECORD_INTERACTION = f"""
+WITH stored AS (
+    INSERT INTO ledger_interactions (interaction_id, agent_id, started_at, record)
+    VALUES (%s, %s, %s, %s::json)
+    ON CONFLICT (interaction_id) DO NOTHING
+)
+{_ENQUEUE}
+"""
+
+_INSERT_EVALUATION = """
+INSERT INTO ledger_evaluations
+    (evaluation_id, interaction_id, agent_id, evaluator_id, evaluated_at, record)
+VALUES (%s, %s, %s, %s, %s, %s::json)
+ON CONFLICT (evaluation_id) DO NOTHING
+"""
+
+# Due units, oldest first; rows another claimer holds locked are skipped, not waited for.
+_CLAIM = """
+WITH due AS (
+    SELECT evaluation_id FROM ledger_work
+    WHERE (worker IS NULL AND not_before <= %(now)s)
+        OR (worker IS NOT NULL AND lease_until <= %(now)s)
+    ORDER BY enqueued_at, evaluation_id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE ledger_work AS w
+SET worker = %(worker)s, token = w.token + 1, lease_until = %(lease_until)s
+FROM due
+WHERE w.evaluation_id = due.evaluation_id
+RETURNING w.enqueued_at, w.evaluation_id, w.token, w.unit::text
+"""
+
+# The fence of every write made under a claim: the unit is still claimed, with the same token.
+_HELD = "evaluation_id = %(evaluation_id)s AND token = %(token)s AND worker IS NOT NULL"
+
+# Remove the unit if the claim holds and record the outcome (first writer wins), atomically.
+_COMPLETE = f"""
+WITH done AS (
+    DELETE FROM ledger_work WHERE {_HELD} RETURNING evaluation_id
+), stored AS (
+    INSERT INTO ledger_evaluations
+        (evaluation_id, interaction_id, agent_id, evaluator_id, evaluated_at, record)
+    SELECT done.evaluation_id, %(interaction_id)s, %(agent_id)s, %(evaluator_id)s,
+        %(evaluated_at)s, %(record)s::json
+    FROM done
+    ON CONFLICT (evaluation_id) DO NOTHING
+)
+SELECT count(*) FROM done
+"""
+
+_QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
+    InteractionRecord: ("ledger_interactions", "started_at", "interaction_id"),
+    EvaluationRecord: ("ledger_evaluations", "evaluated_at", "evaluation_id"),
+}
+"""The table of each record type, with the columns that order it: time, then id."""
+
+M = TypeVar("M", InteractionRecord, EvaluationRecord)
+
+
+class PostgresLedger:
+    """A ``Ledger`` in a PostgreSQL database that any number of processes may share.
+
+    Every operation is one statement (one transaction) except ``resume``; connections come
+    from a pool, so the ledger may be called from many threads at once.
+
+    Concurrency: ``claim`` selects due units with ``FOR UPDATE SKIP LOCKED``, so claimers
+    never wait for each other and never receive the same unit; each claim raises the unit's
+    fencing token. ``heartbeat``, ``release`` and ``complete`` change a unit only while it is
+    claimed with the token they hold, so a worker whose lease expired and was taken over
+    changes nothing. ``complete`` deletes the unit and records the outcome in one statement.
+
+    Time: leases and due times are the clients' clocks (``time.time()``), as in the SQLite
+    ledger, so processes on several machines need synchronised clocks (NTP); a lease should
+    be much longer than their skew.
+
+    The tables (``ledger_interactions``, ``ledger_evaluations``, ``ledger_work`` and
+    ``ledger_schema``) are created when missing, in the first schema of the connection's
+    ``search_path`` — choose another with ``?options=-csearch_path%3Dmy_schema`` in the DSN.
+
+    Args:
+        dsn: A libpq connection string: ``postgresql://user:password@host:port/database`` or
+            ``host=... dbname=...``.
+        pool_size: The most connections the ledger keeps open.
+        connect_timeout: Seconds to wait for the server when connecting.
+
+    Attributes:
+        dsn: The connection string, as given (it may hold a password: do not log it; the
+            ledger's ``repr`` and errors show it with the password masked).
+
+    Raises:
+        ConnectionError: The server cannot be reached or refuses the connection.
+        ValueError: ``dsn`` is not a connection string, or the database holds tables of a
+            newer version of this package.
+        ImportError: psycopg is not installed (install ``langchain-evals-port[postgres]``).
+    """
+
+    def __init__(self, dsn: str, *, pool_size: int = 8, connect_timeout: float = 10.0) -> None:
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ValueError(f"pool_size must be a positive int, got {pool_size!r}")
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as error:
+            raise ImportError(
+                "PostgresLedger needs psycopg 3 and psycopg-pool: "
+                'pip install "langchain-evals-port[postgres]"'
+            ) from error
+        self.dsn = dsn
+        self._shown = redact_dsn(dsn)
+        options: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": max(1, round(connect_timeout)),
+        }
+        try:
+            first = psycopg.connect(dsn, **options)
+        except psycopg.ProgrammingError as error:
+            raise ValueError(
+                f"PostgreSQL ledger {self._shown}: not a valid connection string: "
+                f"{_scrub(str(error), dsn)}"
+            ) from None
+        except psycopg.OperationalError as error:
+            raise ConnectionError(
+                f"PostgreSQL ledger {self._shown}: cannot connect: {_scrub(str(error), dsn)}"
+            ) from None
+        with first:
+            _create_schema(first, self._shown)
+        self._pool: ConnectionPool[Connection[tuple[Any, ...]]] = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=pool_size,
+            kwargs=options,
+            open=False,
+            name=f"ledger {self._shown}",
+        )
+        try:
+            self._pool.open(wait=True, timeout=max(connect_timeout, 1.0))
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"PostgresLedger({self._shown!r})"
+
+    @contextmanager
+    def _connection(self) -> Iterator[Connection[tuple[Any, ...]]]:
+        """A pooled connection in autocommit mode, returned to the pool afterwards."""
+        with self._pool.connection() as db:
+            yield db
+
+    def _rows(self, query: str, parameters: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        """The rows of one statement."""
+        with self._connection() as db:
+            return db.execute(query, parameters).fetchall()
+
+    def _change(self, query: str, parameters: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Run one statement (atomic on its own); the rows it changed."""
+        with self._connection() as db:
+            return db.execute(query, parameters).rowcount
+
+    # --- records -------------------------------------------------------------------------
+
+    def record_interaction(self, record: InteractionRecord, work: Sequence[WorkUnit] = ()) -> None:
+        """Store ``record`` (the first with its id is kept) and enqueue ``work``, atomically."""
+        row = (record.interaction_id, record.agent_id, epoch(record.started_at))
+        self._change(_RECORD_INTERACTION, (*row, record.model_dump_json(), *_unit_arrays(work)))
+
+    def get_interaction(self, interaction_id: str) -> InteractionRecord:
+        """The interaction with this id; ``InteractionNotFoundError`` when there is none."""
+        rows = self._rows(
+            "SELECT record::text FROM ledger_interactions WHERE interaction_id = %s",
+            (interaction_id,),
+        )
+        if not rows:
+            raise InteractionNotFoundError(interaction_id)
+        return InteractionRecord.model_validate_json(rows[0][0])
+
+    def record_evaluation(self, record: EvaluationRecord) -> bool:
+        """Store ``record`` unless one with its ``evaluation_id`` exists; True when stored."""
+        return self._change(_INSERT_EVALUATION, _evaluation_row(record)) == 1
+
+    def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
+        """The evaluation record with this id, or ``None``."""
+        rows = self._rows(
+            "SELECT record::text FROM ledger_evaluations WHERE evaluation_id = %s",
+            (evaluation_id,),
+        )
+        return EvaluationRecord.model_validate_json(rows[0][0]) if rows else None
+
+    def get_evaluations(self, interaction_id: str) -> list[EvaluationRecord]:
+        """Every evaluation record of one interaction, oldest first."""
+        rows = self._rows(
+            "SELECT record::text FROM ledger_evaluations WHERE interaction_id = %s"
+            " ORDER BY evaluated_at, evaluation_id",
+            (interaction_id,),
+        )
+        return [EvaluationRecord.model_validate_json(text) for (text,) in rows]
+
+    def query_interactions(
+        self,
+        *,
+        agent_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[InteractionRecord]:
+        """Interactions by start time (``since`` inclusive, ``until`` exclusive), oldest first."""
+        return self._query(
+            InteractionRecord,
+            {"agent_id": agent_id},
+            since=since,
+            until=until,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def query_evaluations(
+        self,
+        *,
+        agent_id: str | None = None,
+        evaluator_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> Page[EvaluationRecord]:
+        """Evaluation records by timestamp (``since`` inclusive, ``until`` exclusive)."""
+        return self._query(
+            EvaluationRecord,
+            {"agent_id": agent_id, "evaluator_id": evaluator_id},
+            since=since,
+            until=until,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def _query(
+        self,
+        model: type[M],
+        equal: dict[str, str | None],
+        *,
+        since: datetime | None,
+        until: datetime | None,
+        limit: int,
+        cursor: str | None,
+    ) -> Page[M]:
+        check_limit(limit)
+        table, moment, key = _QUERIED[model]
+        conditions = [f"{column} = %s" for column, value in equal.items() if value is not None]
+        parameters: list[Any] = [value for value in equal.values() if value is not None]
+        if since is not None:
+            conditions.append(f"{moment} >= %s")
+            parameters.append(epoch(since))
+        if until is not None:
+            conditions.append(f"{moment} < %s")
+            parameters.append(epoch(until))
+        if cursor is not None:
+            conditions.append(f"({moment}, {key}) > (%s, %s)")
+            parameters.extend(decode_cursor(cursor))
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self._rows(
+            f"SELECT {moment}, {key}, record::text FROM {table} {where}"
+            f" ORDER BY {moment}, {key} LIMIT %s",
+            [*parameters, limit + 1],
+        )
+        page = page_of(rows, limit, key=lambda row: (row[0], row[1]))
+        return Page(
+            items=[model.model_validate_json(row[2]) for row in page.items],
+            next_cursor=page.next_cursor,
+        )
+
+    # --- work queue ----------------------------------------------------------------------
+
+    def enqueue(self, units: Sequence[WorkUnit]) -> int:
+        """Queue ``units`` (ids already queued or recorded are ignored); the number queued."""
+        if not units:
+            return 0
+        return self._change(_ENQUEUE, _unit_arrays(units))
+
+    def claim(self, worker_id: str, *, limit: int, lease_seconds: float) -> list[Claim]:
+        """Claim up to ``limit`` due units (oldest first) for ``worker_id``; units another
+        claimer is taking at the same moment are skipped, not waited for."""
+        check_limit(limit)
+        check_lease(lease_seconds)
+        now = time.time()
+        lease_until = now + lease_seconds
+        rows = self._rows(
+            _CLAIM, {"now": now, "limit": limit, "worker": worker_id, "lease_until": lease_until}
+        )
+        rows.sort(key=lambda row: (row[0], row[1]))
+        return [
+            Claim(
+                unit=WorkUnit.model_validate_json(unit),
+                worker_id=worker_id,
+                token=token,
+                lease_expires_at=lease_until,
+            )
+            for _, _, token, unit in rows
+        ]
+
+    def heartbeat(self, claim: Claim, *, lease_seconds: float) -> Claim | None:
+        """Extend the lease; the renewed claim, or ``None`` when the claim was lost."""
+        check_lease(lease_seconds)
+        lease_until = time.time() + lease_seconds
+        changed = self._change(
+            f"UPDATE ledger_work SET lease_until = %(lease_until)s WHERE {_HELD}",
+            {"lease_until": lease_until, **_fence(claim)},
+        )
+        return claim.model_copy(update={"lease_expires_at": lease_until}) if changed else None
+
+    def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
+        """Record the outcome (first writer wins) and remove the unit; False when lost."""
+        check_completion(claim, record)
+        rows = self._rows(
+            _COMPLETE,
+            {
+                **_fence(claim),
+                "interaction_id": record.interaction_id,
+                "agent_id": record.agent_id,
+                "evaluator_id": record.evaluator_id,
+                "evaluated_at": epoch(record.timestamp),
+                "record": record.model_dump_json(),
+            },
+        )
+        return bool(rows[0][0] == 1)
+
+    def release(
+        self,
+        claim: Claim,
+        *,
+        delay: float = 0.0,
+        attempts: int | None = None,
+        waiting: bool = False,
+    ) -> bool:
+        """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
+        count or waiting for ``resume``; False when the claim was lost."""
+        unit = released_unit(
+            claim.unit, now=time.time(), delay=delay, attempts=attempts, waiting=waiting
+        )
+        changed = self._change(
+            "UPDATE ledger_work SET worker = NULL, lease_until = NULL,"
+            f" not_before = %(not_before)s, unit = %(unit)s::json WHERE {_HELD}",
+            {"not_before": unit.not_before, "unit": unit.model_dump_json(), **_fence(claim)},
+        )
+        return changed == 1
+
+    def resume(self, evaluation_id: str, value: Any) -> bool:
+        """Make a waiting unit due now, carrying ``value``; False when none is waiting."""
+        with self._connection() as db, db.transaction():
+            row = db.execute(
+                "SELECT unit::text FROM ledger_work"
+                " WHERE evaluation_id = %s AND worker IS NULL FOR UPDATE",
+                (evaluation_id,),
+            ).fetchone()
+            if row is None:
+                return False
+            unit = WorkUnit.model_validate_json(row[0])
+            if not unit.waiting:
+                return False
+            unit = resumed_unit(unit, value)
+            db.execute(
+                "UPDATE ledger_work SET not_before = %s, unit = %s::json WHERE evaluation_id = %s",
+                (unit.not_before, unit.model_dump_json(), evaluation_id),
+            )
+        return True
+
+    def reclaim_expired(self) -> int:
+        """Make units whose lease expired claimable again; the number reclaimed."""
+        return self._change(
+            "UPDATE ledger_work SET worker = NULL, lease_until = NULL"
+            " WHERE worker IS NOT NULL AND lease_until <= %s",
+            (time.time(),),
+        )
+
+    def pending_work(self, interaction_id: str | None = None) -> int:
+        """Units queued or claimed (for one interaction, or in all)."""
+        if interaction_id is None:
+            [(count,)] = self._rows("SELECT count(*) FROM ledger_work")
+        else:
+            [(count,)] = self._rows(
+                "SELECT count(*) FROM ledger_work WHERE interaction_id = %s", (interaction_id,)
+            )
+        return int(count)
+
+    def close(self) -> None:
+        """Close the pool's connections; the ledger is unusable afterwards."""
+        self._pool.close()
+
+
+def _create_schema(db: Connection[tuple[Any, ...]], shown: str) -> None:
+    """Create the tables when missing and check their version, holding the schema lock."""
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+        db.execute("CREATE TABLE IF NOT EXISTS ledger_schema (version integer NOT NULL)")
+        row = db.execute("SELECT max(version) FROM ledger_schema").fetchone()
+        version = None if row is None else row[0]
+        if version is not None and version > SCHEMA_VERSION:
+            raise ValueError(
+                f"ledger {shown} has schema version {version}; this version of "
+                f"langchain_evals_port reads up to {SCHEMA_VERSION}"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        db.execute(_SCHEMA)  # several statements: no parameters, so psycopg sends them as one
+        db.execute("DELETE FROM ledger_schema")
+        db.execute("INSERT INTO ledger_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+
+
+def redact_dsn(dsn: str) -> str:
+    """``dsn`` with its password (if any) replaced by ``***``, fit for messages and logs.
+
+    Example:
+        >>> redact_dsn("postgresql://app:s3cret@db.internal:5432/evals")
+        'postgresql://app:***@db.internal:5432/evals'
+        >>> redact_dsn("host=db.internal password='s 3' dbname=evals")
+        'host=db.internal password=*** dbname=evals'
+    """
+    if dsn.startswith(_URL_SCHEMES):
+        try:
+            parts = urlsplit(dsn)
+        except ValueError:
+            return "<unparsable connection string>"
+        netloc = parts.netloc
+        userinfo, at, hostinfo = netloc.rpartition("@")
+        if at and ":" in userinfo:
+            netloc = f"{userinfo.split(':', 1)[0]}:***@{hostinfo}"
+        query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+        return urlunsplit(parts._replace(netloc=netloc, query=query))
+    return _KEYWORD_PASSWORD.sub(r"\1***", dsn)
+
+
+_URL_SCHEMES = ("postgresql://", "postgres://")
+
+_KEYWORD_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+
+
+def _scrub(message: str, dsn: str) -> str:
+    """``message`` without the password of ``dsn``, should a driver error repeat it."""
+    secrets: list[str] = []
+    if dsn.startswith(_URL_SCHEMES):
+        try:
+            userinfo = urlsplit(dsn).netloc.rpartition("@")[0]
+        except ValueError:
+            userinfo = ""
+        if ":" in userinfo:
+            secrets.append(userinfo.split(":", 1)[1])
+    secrets += [match.group(2).strip("'") for match in _KEYWORD_PASSWORD.finditer(dsn)]
+    for secret in secrets:
+        if secret:
+            message = message.replace(secret, "***")
+    return message.strip()
+
+
+def _evaluation_row(record: EvaluationRecord) -> tuple[str, str, str, str, float, str]:
+    return (
+        record.evaluation_id,
+        record.interaction_id,
+        record.agent_id,
+        record.evaluator_id,
+        epoch(record.timestamp),
+        record.model_dump_json(),
+    )
+
+
+def _unit_arrays(
+    units: Sequence[WorkUnit],
+) -> tuple[list[str], list[str], list[float], list[float], list[str]]:
+    """The columns of ``units`` as the parallel arrays ``_ENQUEUE`` unnests."""
+    return (
+        [unit.evaluation_id for unit in units],
+        [unit.interaction_id for unit in units],
+        [float(unit.enqueued_at) for unit in units],
+        [float(unit.not_before) for unit in units],
+        [unit.model_dump_json() for unit in units],
+    )
+
+
+def _fence(claim: Claim) -> dict[str, Any]:
+    return {"evaluation_id": claim.unit.evaluation_id, "token": claim.token}

@@ -12,7 +12,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKDOWN = [ROOT / "README.md", *sorted((ROOT / "cookbook").glob("*.md"))]
-SCRIPTS = sorted([*(ROOT / "cookbook").glob("*.py"), *(ROOT / "cookbook").glob("*/run.py")])
+SCRIPTS = sorted(
+    [
+        *(ROOT / "cookbook").glob("*.py"),
+        *(ROOT / "cookbook").glob("*/run.py"),
+        *(ROOT / "cookbook").glob("durable_evaluators/*.py"),
+    ]
+)
 FENCE = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -61,6 +67,21 @@ EXPECTED = {
         r"Q2\s+reply-quality\s+verdict\s+False\s+0\.50\s+missed: long_enough \[poor\]",
         r"Q3\s+reply-quality\s+inconclusive\s+-\s+-\s+the customer named no order",
         r"Q1: model calls 2, tool calls 1, tokens \d+ input \+ \d+ output = \d+",
+    ],
+    "durable_evaluators/tie_break.py": [
+        r"Q1\s+True\s+1\.00\s+unanimous\s+accuracy=pass helpfulness=pass\s",
+        r"Q2\s+True\s+0\.67\s+tie-break\s+accuracy=pass helpfulness=fail referee=pass\s",
+        r"Q3\s+False\s+0\.00\s+unanimous\s+accuracy=fail helpfulness=fail\s",
+        "Judge calls: accuracy 3, helpfulness 3, referee 1",
+        r"<evaluation id>/3-tie_break/attempt-1/referee",
+    ],
+    "durable_evaluators/human_review.py": [
+        r"judge\s+pass: confident and polite",
+        r"recorded evaluations: 0\n\s+pending work units:\s+1",
+        r"passed\s+False \[reviewed\]",
+        r"why\s+our warranty is 12 months",
+        r"'reviewer': 'dana', 'judge': 'pass'",
+        r"pending work units: 0\n\s+judge calls: 1",
     ],
 }
 

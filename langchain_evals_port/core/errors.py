@@ -22,6 +22,7 @@ FailureCode = Literal[
     "rate_limited",
     "sandbox_error",
     "timeout",
+    "tool_not_found",
 ]
 """Reason codes of a ``failed`` outcome. ``evaluator_error`` is any other exception."""
 
@@ -74,6 +75,21 @@ class JudgeOutputError(EvaluationFailure):
     def __init__(self, message: str, *, raw_reply: str) -> None:
         super().__init__(message, code="judge_parse_failure")
         self.raw_reply = raw_reply
+
+
+class ToolNotFoundError(EvaluationFailure):
+    """A command-line tool an evaluator needs (a type checker, a linter, bubblewrap, a
+    container runtime) is not installed.
+
+    Args:
+        tool: The tool's name, as the user would install it.
+        hint: How to install it.
+    """
+
+    def __init__(self, tool: str, hint: str = "") -> None:
+        message = f"{tool} is not installed" + (f": {hint}" if hint else "")
+        super().__init__(message, code="tool_not_found")
+        self.tool = tool
 
 
 def failure_code(error: BaseException) -> FailureCode:

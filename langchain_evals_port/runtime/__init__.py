@@ -58,7 +58,7 @@ from ._records import (
     WorkUnit,
 )
 from ._redact import redact_text
-from ._runtime import EvaluationRuntime
+from ._runtime import EvaluationRuntime, WaitingEvaluation
 from ._scope import current_evaluation_id, evaluation_scope
 from ._sqlite import SqliteLedger
 
@@ -108,6 +108,7 @@ __all__ = [
     "Transition",
     "Trigger",
     "Verdict",
+    "WaitingEvaluation",
     "WorkUnit",
     "complete",
     "current_evaluation_id",

@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from ._execute import Park, Retry
 from ._ledger import Ledger
@@ -27,7 +28,7 @@ __all__ = ["DispatchSettings", "Dispatcher"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
 
-_FOREVER = 100 * 365 * 24 * 3600.0
+FOREVER = 100 * 365 * 24 * 3600.0
 """The delay that parks a unit with no deadline: a century."""
 
 _STOP_MARGIN = 5.0
@@ -226,8 +227,8 @@ class Dispatcher:
             await self._release(evaluation_id, retry.delay, retry.attempts)
         except Park as park:
             # Waits for ``resume``, or comes back at its deadline to be timed out.
-            delay = _FOREVER if park.deadline is None else max(0.0, park.deadline - time.time())
-            await self._release(evaluation_id, delay, None, waiting=True)
+            delay = FOREVER if park.deadline is None else max(0.0, park.deadline - time.time())
+            await self._release(evaluation_id, delay, None, waiting=True, question=park.question)
         except asyncio.CancelledError:
             # Stopping (or the lease was lost): hand the unit back for another worker.
             await asyncio.shield(self._release(evaluation_id, 0.0, None))
@@ -246,7 +247,13 @@ class Dispatcher:
                 self._wake.set()
 
     async def _release(
-        self, evaluation_id: str, delay: float, attempts: int | None, *, waiting: bool = False
+        self,
+        evaluation_id: str,
+        delay: float,
+        attempts: int | None,
+        *,
+        waiting: bool = False,
+        question: Any = None,
     ) -> None:
         """Hand the unit back to the ledger (fenced on this worker's claim)."""
         claim = self._claims.pop(evaluation_id, None)  # out of the heartbeat's reach
@@ -254,7 +261,12 @@ class Dispatcher:
             return
         try:
             await asyncio.to_thread(
-                self._ledger.release, claim, delay=delay, attempts=attempts, waiting=waiting
+                self._ledger.release,
+                claim,
+                delay=delay,
+                attempts=attempts,
+                waiting=waiting,
+                question=question,
             )
         except Exception:
             logger.exception("handing %s back to the ledger failed", evaluation_id)

@@ -101,11 +101,12 @@ class Retry(Exception):
 
 
 class Park(Exception):
-    """Hand a durable evaluation that waits for a person back, until ``resume`` or
-    ``deadline`` (epoch seconds; ``None``: no deadline)."""
+    """Hand a durable evaluation that waits for a person back, with the ``question`` its
+    step asked, until ``resume`` or ``deadline`` (epoch seconds; ``None``: no deadline)."""
 
-    def __init__(self, deadline: float | None) -> None:
+    def __init__(self, question: Any, deadline: float | None) -> None:
         super().__init__("waiting to be resumed")
+        self.question = question
         self.deadline = deadline
 
 
@@ -284,7 +285,7 @@ class UnitExecutor:
             logger.warning("durable evaluator %s failed", unit.evaluator_id, exc_info=error)
             return self._record(unit, _failed(error), self._age(unit))
         if isinstance(result, Paused):
-            raise Park(result.deadline)
+            raise Park(result.payload, result.deadline)
         return self._record(unit, result.outcome, self._age(unit))
 
     async def _engine(self, evaluator_id: str) -> DurableEngine:

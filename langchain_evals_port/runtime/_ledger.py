@@ -124,10 +124,15 @@ class Ledger(Protocol):
         delay: float = 0.0,
         attempts: int | None = None,
         waiting: bool = False,
+        question: Any = None,
     ) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
         count, fenced on ``claim``; False when the claim was lost. ``waiting`` parks a
-        durable evaluation until ``resume`` (``delay`` is then its deadline)."""
+        durable evaluation until ``resume`` (``delay`` is then its deadline), keeping the
+        ``question`` its step asked."""
+
+    def waiting_work(self, interaction_id: str | None = None) -> list[WorkUnit]:
+        """The units waiting for ``resume`` (of one interaction, or all), oldest first."""
 
     def resume(self, evaluation_id: str, value: Any) -> bool:
         """Make a waiting unit due now, carrying ``value``; False when no unclaimed unit with
@@ -275,13 +280,20 @@ def page_of(items: Sequence[T], limit: int, key: Callable[[T], tuple[float, str]
 
 
 def released_unit(
-    unit: WorkUnit, *, now: float, delay: float, attempts: int | None, waiting: bool = False
+    unit: WorkUnit,
+    *,
+    now: float,
+    delay: float,
+    attempts: int | None,
+    waiting: bool = False,
+    question: Any = None,
 ) -> WorkUnit:
     """``unit`` as ``release`` puts it back: due after ``delay``, with ``attempts`` if given,
-    waiting for ``resume`` if asked (a value delivered earlier is used up)."""
+    waiting for ``resume`` with ``question`` if asked (a value delivered earlier is used up)."""
     update: dict[str, object] = {
         "not_before": now + delay,
         "waiting": waiting,
+        "question": question if waiting else None,
         "resumed": False,
         "resume_value": None,
     }

@@ -209,18 +209,37 @@ class InMemoryLedger:
         delay: float = 0.0,
         attempts: int | None = None,
         waiting: bool = False,
+        question: Any = None,
     ) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
-        count or waiting for ``resume``; False when the claim was lost."""
+        count or waiting for ``resume`` (with the ``question`` asked); False when the claim
+        was lost."""
         with self._lock:
             slot = self._held(claim)
             if slot is None:
                 return False
             slot.unit = released_unit(
-                slot.unit, now=time.time(), delay=delay, attempts=attempts, waiting=waiting
+                slot.unit,
+                now=time.time(),
+                delay=delay,
+                attempts=attempts,
+                waiting=waiting,
+                question=question,
             )
             slot.worker = None
             return True
+
+    def waiting_work(self, interaction_id: str | None = None) -> list[WorkUnit]:
+        """The units waiting for ``resume`` (of one interaction, or all), oldest first."""
+        with self._lock:
+            units = [
+                slot.unit
+                for slot in self._work.values()
+                if slot.worker is None
+                and slot.unit.waiting
+                and interaction_id in (None, slot.unit.interaction_id)
+            ]
+        return sorted(units, key=lambda unit: (unit.enqueued_at, unit.evaluation_id))
 
     def resume(self, evaluation_id: str, value: Any) -> bool:
         """Make a waiting unit due now, carrying ``value``; False when none is waiting."""

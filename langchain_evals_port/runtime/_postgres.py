@@ -432,11 +432,18 @@ class PostgresLedger:
         delay: float = 0.0,
         attempts: int | None = None,
         waiting: bool = False,
+        question: Any = None,
     ) -> bool:
         """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
-        count or waiting for ``resume``; False when the claim was lost."""
+        count or waiting for ``resume`` (with the ``question`` asked); False when the claim
+        was lost."""
         unit = released_unit(
-            claim.unit, now=time.time(), delay=delay, attempts=attempts, waiting=waiting
+            claim.unit,
+            now=time.time(),
+            delay=delay,
+            attempts=attempts,
+            waiting=waiting,
+            question=question,
         )
         changed = self._change(
             "UPDATE ledger_work SET worker = NULL, lease_until = NULL,"
@@ -444,6 +451,19 @@ class PostgresLedger:
             {"not_before": unit.not_before, "unit": unit.model_dump_json(), **_fence(claim)},
         )
         return changed == 1
+
+    def waiting_work(self, interaction_id: str | None = None) -> list[WorkUnit]:
+        """The units waiting for ``resume`` (of one interaction, or all), oldest first."""
+        where = "worker IS NULL AND (unit->>'waiting')::boolean"
+        parameters: tuple[str, ...] = ()
+        if interaction_id is not None:
+            where += " AND interaction_id = %s"
+            parameters = (interaction_id,)
+        rows = self._rows(
+            f"SELECT unit::text FROM ledger_work WHERE {where} ORDER BY enqueued_at, evaluation_id",
+            parameters,
+        )
+        return [WorkUnit.model_validate_json(text) for (text,) in rows]
 
     def resume(self, evaluation_id: str, value: Any) -> bool:
         """Make a waiting unit due now, carrying ``value``; False when none is waiting."""

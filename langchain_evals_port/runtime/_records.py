@@ -269,6 +269,8 @@ class WorkUnit(_Record):
     not_before: float = 0.0
     waiting: bool = False
     """A durable evaluation paused for a person: due again on ``resume`` (or its deadline)."""
+    question: Any = None
+    """What the paused step asked (the payload it gave LangGraph's ``interrupt``)."""
     resumed: bool = False
     resume_value: Any = None
     """The value ``resume`` delivered, handed to the paused step when the unit runs again."""

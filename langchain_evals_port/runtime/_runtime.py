@@ -21,6 +21,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,7 +32,7 @@ from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._capture import BoundAgent, InteractionCallbackHandler
 from ._config import EvaluationConfig
-from ._dispatch import Dispatcher, DispatchSettings
+from ._dispatch import FOREVER, Dispatcher, DispatchSettings
 from ._evaluator import EvaluatorFactory, evaluator_class
 from ._execute import RetryPolicy, UnitExecutor
 from ._ids import evaluation_id, sampled
@@ -48,12 +49,15 @@ from ._records import (
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-__all__ = ["EvaluationRuntime"]
+__all__ = ["EvaluationRuntime", "WaitingEvaluation"]
 
 Input = TypeVar("Input")
 Output = TypeVar("Output")
 
 DEFAULT_LEDGER_PATH = "evals.db"
+
+# A parked unit due this far ahead has no deadline (the dispatcher parks those for a century).
+_NO_DEADLINE = time.time() + FOREVER / 2
 
 
 class EvaluationRuntime:
@@ -282,6 +286,21 @@ class EvaluationRuntime:
         self._dispatcher.notify()
         return unit.evaluation_id
 
+    def waiting_evaluations(self, interaction_id: str | None = None) -> list[WaitingEvaluation]:
+        """Durable evaluations waiting for a person (of one interaction, or all), each with
+        the question its step asked; answer one with ``resume``."""
+        return [
+            WaitingEvaluation(
+                evaluation_id=unit.evaluation_id,
+                evaluator_id=unit.evaluator_id,
+                interaction_id=unit.interaction_id,
+                agent_id=unit.agent_id,
+                question=unit.question,
+                deadline=None if unit.not_before >= _NO_DEADLINE else unit.not_before,
+            )
+            for unit in self._ledger.waiting_work(interaction_id)
+        ]
+
     def resume(self, evaluation_id: str, value: Any) -> None:
         """Continue a durable evaluation that waits for a person (a step that called
         LangGraph's ``interrupt``), handing ``value`` to that step.
@@ -411,6 +430,19 @@ class EvaluationRuntime:
             str(outcome.error),
             metadata=metadata,
         )
+
+
+@dataclass(frozen=True)
+class WaitingEvaluation:
+    """A durable evaluation waiting for a person: what it asked, and until when."""
+
+    evaluation_id: str
+    evaluator_id: str
+    interaction_id: str
+    agent_id: str
+    question: Any
+    deadline: float | None
+    """Epoch seconds at which it times out unanswered (``None``: never)."""
 
 
 class _RecentInteractions:

@@ -71,9 +71,17 @@ def test_an_evaluation_waits_for_a_person_and_resumes_with_the_answer(ledger_kin
         waiting = evaluation_id(HumanReview.id, reply.interaction_id)
         with pytest.raises(TimeoutError):  # parked: nothing recorded until someone answers
             runtime.wait_for_evaluations(reply.interaction_id, timeout=0.5)
+        [asked] = runtime.waiting_evaluations(reply.interaction_id)
+        assert (asked.evaluation_id, asked.evaluator_id, asked.deadline) == (
+            waiting,
+            HumanReview.id,
+            None,
+        )
+        assert asked.question == {"question": "Is this reply right?", "reply": "You asked: refund?"}
 
         runtime.resume(waiting, {"approved": False, "note": "promised a refund it can't give"})
         [record] = runtime.wait_for_evaluations(reply.interaction_id)
+        assert runtime.waiting_evaluations() == []
         with pytest.raises(EvaluatorUsageError, match="no evaluation"):
             runtime.resume(waiting, {"approved": True, "note": "too late"})
     assert record.evaluation_id == waiting

@@ -431,3 +431,15 @@ def test_a_waiting_unit_is_due_at_its_deadline_and_releasing_uses_up_the_value(l
     ledger.release(again)  # e.g. a retry after a failure: the value is used up
     plain = claim_one(ledger, "w-4")
     assert (plain.unit.resumed, plain.unit.resume_value) == (False, None)
+
+
+def test_waiting_work_lists_the_parked_units_with_their_question(ledger):
+    ledger.enqueue([make_unit("e-1", interaction_id="i-1"), make_unit("e-2", interaction_id="i-2")])
+    first, second = ledger.claim("w-1", limit=2, lease_seconds=30.0)
+    ledger.release(first, delay=3600.0, waiting=True, question={"ask": "approve?"})
+    assert [unit.evaluation_id for unit in ledger.waiting_work()] == [first.unit.evaluation_id]
+    [parked] = ledger.waiting_work(first.unit.interaction_id)
+    assert parked.question == {"ask": "approve?"}
+    assert ledger.waiting_work(second.unit.interaction_id) == []  # claimed, not waiting
+    ledger.resume(parked.evaluation_id, "yes")
+    assert ledger.waiting_work() == []

@@ -31,12 +31,16 @@ def load_evaluators(spec: str) -> list[Any]:
     The attribute is a list (or tuple) of evaluator classes or factories, or one of them.
 
     Raises:
-        ValueError: ``spec`` is not ``module:ATTRIBUTE`` or the attribute does not exist.
+        ValueError: ``spec`` is not ``module:ATTRIBUTE``, the module cannot be imported or
+            the attribute does not exist.
     """
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise ValueError(f"--evaluators: expected module:ATTRIBUTE, got {spec!r}")
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"--evaluators: cannot import {module_name!r}: {error}") from error
     try:
         value = getattr(module, attribute)
     except AttributeError:
@@ -75,28 +79,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the process exit status."""
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    from langchain_evals_port.core.errors import EvalsError
     from langchain_evals_port.runtime import EvaluationRuntime, open_ledger
 
-    try:
-        evaluators = load_evaluators(args.evaluators)
-        ledger = open_ledger(args.ledger)
-    except (ImportError, ValueError) as error:
-        print(f"langchain-evals worker: {error}", file=sys.stderr)
-        return 2
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
-    runtime = EvaluationRuntime.from_files(
-        *args.config,
-        evaluators=evaluators,
-        ledger=ledger,
-        concurrency=args.concurrency,
-        lease_seconds=args.lease_seconds,
-        worker_id=args.worker_id,
-    )
-    logger.info("worker started: %d evaluators, ledger %s", len(evaluators), args.ledger)
+    ledger = None
+    try:
+        evaluators = load_evaluators(args.evaluators)
+        ledger = open_ledger(args.ledger)
+        runtime = EvaluationRuntime.from_files(
+            *args.config,
+            evaluators=evaluators,
+            ledger=ledger,
+            concurrency=args.concurrency,
+            lease_seconds=args.lease_seconds,
+            worker_id=args.worker_id,
+        )
+    except (EvalsError, OSError, ValueError) as error:  # our usage errors, files, DSNs
+        if ledger is not None:
+            ledger.close()
+        print(f"langchain-evals worker: {error}", file=sys.stderr)
+        return 2
+    # The ledger's class only: a DSN may hold a password.
+    logger.info("worker started: %d evaluators, %s", len(evaluators), type(ledger).__name__)
     stop.wait()
-    logger.info("stopping: running evaluations get %.0f s to finish", args.grace)
+    logger.info("stopping: running evaluations get %g s to finish", args.grace)
     runtime.close(timeout=args.grace, drain=False)
     ledger.close()
     logger.info("worker stopped")

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ._execute import Park, Retry
 from ._ledger import Ledger
@@ -27,6 +28,8 @@ from ._records import Claim, EvaluationRecord, WorkUnit
 __all__ = ["DispatchSettings", "Dispatcher"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
+
+T = TypeVar("T")
 
 FOREVER = 100 * 365 * 24 * 3600.0
 """The delay that parks a unit with no deadline: a century."""
@@ -58,6 +61,70 @@ class DispatchSettings:
             raise ValueError(f"concurrency must be an int of at least 1, got {self.concurrency!r}")
         if self.lease_seconds <= 0 or self.poll_interval <= 0:
             raise ValueError("lease_seconds and poll_interval must be positive")
+
+
+class DaemonThreadPool(ThreadPoolExecutor):
+    """A thread pool of daemon threads that never waits for them at shutdown.
+
+    A plain-``def`` evaluator cannot be interrupted; when the runtime stops, its unit is
+    handed back to the ledger, and its thread must not keep the process alive (the standard
+    pool's threads are joined at interpreter exit). It is a ``ThreadPoolExecutor`` only so
+    that asyncio accepts it as a loop's default executor; none of that class's machinery
+    runs.
+    """
+
+    def __init__(self, max_workers: int, *, name: str) -> None:
+        super().__init__(max_workers=max_workers, thread_name_prefix=name)
+        self._pool_size = max_workers
+        self._name = name
+        self._pending_jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._pool_lock = threading.Lock()
+        self._started_threads = 0
+        self._idle_threads = 0
+        self._closed = False
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        """Run ``fn(*args, **kwargs)`` on a pool thread; its future."""
+        if self._closed:
+            raise RuntimeError("cannot schedule new work after shutdown")
+        future: Future[T] = Future()
+
+        def job() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as error:
+                future.set_exception(error)
+            else:
+                future.set_result(result)
+
+        self._pending_jobs.put(job)
+        with self._pool_lock:
+            if self._idle_threads == 0 and self._started_threads < self._pool_size:
+                self._started_threads += 1
+                name = f"{self._name}-{self._started_threads}"
+                threading.Thread(target=self._work, name=name, daemon=True).start()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            with self._pool_lock:
+                self._idle_threads += 1
+            job = self._pending_jobs.get()
+            with self._pool_lock:
+                self._idle_threads -= 1
+            if job is None:
+                return
+            job()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Accept no more work and let idle threads end; never wait for busy ones."""
+        with self._pool_lock:
+            self._closed = True
+            threads = self._started_threads
+        for _ in range(threads):
+            self._pending_jobs.put(None)
 
 
 class Dispatcher:
@@ -110,6 +177,8 @@ class Dispatcher:
         )
         self._thread.start()
         self._ready.wait()
+        if not self._thread.is_alive():
+            raise RuntimeError("the evaluation worker failed to start; see the log above")
 
     def notify(self) -> None:
         """Tell the worker that work was queued, so it claims now instead of at the next poll."""
@@ -148,14 +217,15 @@ class Dispatcher:
     # --- the worker loop -------------------------------------------------------------------
 
     def _serve(self) -> None:
-        asyncio.run(self._main())
+        try:
+            asyncio.run(self._main())
+        finally:
+            self._ready.set()  # never leave ``start`` waiting on a worker that failed
 
     async def _main(self) -> None:
         loop = asyncio.get_running_loop()
         # Plain-``def`` evaluators and ledger calls run in this pool, sized to the work.
-        pool = ThreadPoolExecutor(
-            max_workers=self._settings.concurrency + 2, thread_name_prefix="langchain-evals"
-        )
+        pool = DaemonThreadPool(self._settings.concurrency + 2, name="langchain-evals")
         loop.set_default_executor(pool)
         self._loop, self._wake = loop, asyncio.Event()
         self._ready.set()
@@ -181,7 +251,6 @@ class Dispatcher:
             except Exception:
                 logger.exception("closing the worker's resources failed")
             self._idle.set()
-            pool.shutdown(wait=False)
 
     async def _trip(self, finished: tuple[Claim, EvaluationRecord] | None, free: int) -> int:
         """One trip to the ledger: record a finished evaluation (fenced on its claim), then

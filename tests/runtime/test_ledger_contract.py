@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from _factories import BASE_TIME, make_evaluation, make_interaction, make_unit
-from conftest import open_postgres_ledger
+from _postgres_server import open_postgres_ledger
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_evals_port.runtime import (

@@ -1,0 +1,92 @@
+"""PostgreSQL for the runtime tests: the server named by ``LANGCHAIN_EVALS_PG_DSN``.
+
+``scripts/test.sh`` starts a throwaway server and sets the variable when it can. Without it
+the PostgreSQL tests skip, loudly — and fail under ``CI=true``, so a skipped service suite
+cannot pass CI. Each test works in a schema of its own (a fresh, uniquely named schema chosen
+through the DSN's ``search_path``), dropped afterwards, so tests may run in parallel.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import pytest
+
+if TYPE_CHECKING:
+    from langchain_evals_port.runtime._postgres import PostgresLedger
+
+PG_DSN_VARIABLE = "LANGCHAIN_EVALS_PG_DSN"
+
+
+def postgres_server_dsn() -> str:
+    """The server's DSN; skips the test without one (fails it under ``CI=true``)."""
+    dsn = os.environ.get(PG_DSN_VARIABLE, "").strip()
+    if not dsn:
+        reason = (
+            f"PostgreSQL not available: {PG_DSN_VARIABLE} is not set, so the PostgreSQL "
+            "ledger was NOT tested (scripts/test.sh starts a throwaway server when it can)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} (CI=true)", pytrace=False)
+        pytest.skip(reason)
+    return dsn
+
+
+def with_search_path(dsn: str, schema: str) -> str:
+    """``dsn`` with ``schema`` as its ``search_path`` (a URL stays a URL)."""
+    option = {"options": f"-csearch_path={schema}"}
+    if dsn.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(dsn)
+        query = f"{parts.query}&{urlencode(option)}" if parts.query else urlencode(option)
+        return urlunsplit(parts._replace(query=query))
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(dsn, **option)
+
+
+@contextmanager
+def fresh_schema(server_dsn: str) -> Iterator[str]:
+    """A DSN whose ``search_path`` is a new, empty schema, dropped on exit."""
+    import psycopg
+
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server_dsn, autocommit=True) as db:
+        db.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield with_search_path(server_dsn, schema)
+    finally:
+        with psycopg.connect(server_dsn, autocommit=True) as db:
+            db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+def postgres_dsn() -> Iterator[str]:
+    """A DSN of the test server in a fresh schema of this test's own."""
+    with fresh_schema(postgres_server_dsn()) as dsn:
+        yield dsn
+
+
+def open_postgres_ledger(folder: Path) -> PostgresLedger:
+    """A ``PostgresLedger`` in a fresh schema that is dropped when the ledger closes (for
+    ledger factories, which are given a folder rather than fixtures)."""
+    from langchain_evals_port.runtime._postgres import PostgresLedger
+
+    cleanup = ExitStack()
+    dsn = cleanup.enter_context(fresh_schema(postgres_server_dsn()))
+
+    class SchemaLedger(PostgresLedger):
+        def close(self) -> None:
+            with cleanup:
+                super().close()
+
+    try:
+        return SchemaLedger(dsn, pool_size=4)
+    except BaseException:
+        cleanup.close()
+        raise

@@ -21,6 +21,14 @@ from langchain_core.runnables import Runnable
 
 from langchain_evals_port.string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
 
+from ._openevals_code import (
+    create_async_code_llm_as_judge,
+    create_async_mypy_evaluator,
+    create_async_pyright_evaluator,
+    create_code_llm_as_judge,
+    create_mypy_evaluator,
+    create_pyright_evaluator,
+)
 from ._openevals_json import create_async_json_match_evaluator, create_json_match_evaluator
 from ._openevals_trajectory import (
     create_async_trajectory_llm_as_judge,
@@ -58,16 +66,22 @@ __all__ = [
     "EvaluatorResult",
     "SimpleAsyncEvaluator",
     "SimpleEvaluator",
+    "create_async_code_llm_as_judge",
     "create_async_embedding_similarity_evaluator",
     "create_async_json_match_evaluator",
     "create_async_llm_as_judge",
     "create_async_llm_simulated_user",
+    "create_async_mypy_evaluator",
+    "create_async_pyright_evaluator",
     "create_async_trajectory_llm_as_judge",
     "create_async_trajectory_match_evaluator",
+    "create_code_llm_as_judge",
     "create_embedding_similarity_evaluator",
     "create_json_match_evaluator",
     "create_llm_as_judge",
     "create_llm_simulated_user",
+    "create_mypy_evaluator",
+    "create_pyright_evaluator",
     "create_trajectory_llm_as_judge",
     "create_trajectory_match_evaluator",
     "exact_match",

@@ -49,7 +49,7 @@ from .core.errors import (
 from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
 
 if TYPE_CHECKING:
-    from . import prompts, runtime
+    from . import code, prompts, runtime
     from .json_match import JsonMatch
     from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
     from .runtime import EvaluationRuntime, OnlineEvaluator
@@ -79,6 +79,7 @@ _LAZY = {
     "extract_graph_trajectory": "trajectory",
     "EvaluationRuntime": "runtime",
     "OnlineEvaluator": "runtime",
+    "code": None,
     "prompts": None,
     "runtime": None,
 }
@@ -138,6 +139,7 @@ __all__ = [
     "canonical_json",
     "canonical_text",
     "canonical_value",
+    "code",
     "current_tracer",
     "eval_scope",
     "evaluator",

@@ -48,7 +48,7 @@ from ._tools import ToolRun, find_tool, run_tool
 if TYPE_CHECKING:
     from ._bubblewrap import BubblewrapSandboxRunner
     from ._docker import DockerSandboxRunner
-    from ._execution import ExecutionEvaluator  # type: ignore[import-not-found, unused-ignore]
+    from ._execution import ExecutionEvaluator
     from ._judge import CodeLLMJudge
     from ._local import LocalProcessSandboxRunner
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import socket
 import tempfile
@@ -42,6 +43,8 @@ from langchain_evals_port.core.errors import (
 )
 
 __all__ = ["DockerSandboxRunner"]
+
+logger = logging.getLogger("langchain_evals_port.code")
 
 LABEL = "langchain-evals.sandbox"
 """The label every container of this runner carries (its value: the run's id)."""
@@ -456,9 +459,18 @@ def _close(stream: Any) -> None:
 
 
 def _remove(api: _DockerAPI, container: str) -> None:
-    """Kill and remove the container; a failure here must not hide the run's own error."""
-    with contextlib.suppress(Exception):
+    """Kill and remove the container; a failure here must not hide the run's own error, so
+    it is logged (with the label that finds leftover containers) rather than raised."""
+    try:
         api.remove_container(container, v=True, force=True)
+    except Exception:
+        logger.warning(
+            "could not remove sandbox container %s; find leftovers with "
+            "`docker ps -a --filter label=%s`",
+            container,
+            LABEL,
+            exc_info=True,
+        )
 
 
 def _exit_code(raw: object) -> int | None:

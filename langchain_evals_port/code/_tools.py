@@ -10,9 +10,11 @@ evaluator's machinery, never a verdict on the code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -126,26 +128,36 @@ def run_tool(
     ``EvaluationFailure`` with code ``timeout``."""
     started = time.perf_counter()
     try:
-        completed = subprocess.run(
+        process = subprocess.Popen(
             list(command),
             cwd=cwd,
             env=_env(env),
-            capture_output=True,
-            timeout=timeout,
-            check=False,
             stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a process group: a timeout kills the tool's children too
         )
-    except subprocess.TimeoutExpired:
-        raise _timed_out(command, timeout) from None
     except FileNotFoundError:
         raise ToolNotFoundError(Path(command[0]).name) from None
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process.pid)
+        process.communicate()
+        raise _timed_out(command, timeout) from None
     return ToolRun(
         command=tuple(command),
-        exit_code=completed.returncode,
-        stdout=completed.stdout.decode("utf-8", "replace"),
-        stderr=completed.stderr.decode("utf-8", "replace"),
+        exit_code=process.returncode,
+        stdout=stdout.decode("utf-8", "replace"),
+        stderr=stderr.decode("utf-8", "replace"),
         duration=time.perf_counter() - started,
     )
+
+
+def _kill_group(pid: int) -> None:
+    """Kill the process group ``pid`` leads (the tool and whatever it started)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 async def arun_tool(
@@ -165,13 +177,14 @@ async def arun_tool(
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
         )
     except FileNotFoundError:
         raise ToolNotFoundError(Path(command[0]).name) from None
     try:
         stdout, stderr = await asyncio.wait_for(process.communicate(), timeout)
     except (asyncio.TimeoutError, asyncio.CancelledError) as error:
-        process.kill()
+        _kill_group(process.pid)
         await process.wait()
         if isinstance(error, asyncio.CancelledError):
             raise

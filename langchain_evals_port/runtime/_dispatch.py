@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import logging
 import queue
 import threading
@@ -33,6 +35,10 @@ T = TypeVar("T")
 
 FOREVER = 100 * 365 * 24 * 3600.0
 """The delay that parks a unit with no deadline: a century."""
+
+_MAX_EVALUATOR_THREADS = 1024
+"""Threads for plain-``def`` evaluators; concurrency bounds the running ones, the rest are
+abandoned after timeouts."""
 
 _STOP_MARGIN = 5.0
 """Seconds ``stop`` waits beyond the grace period for units to be handed back."""
@@ -163,6 +169,8 @@ class Dispatcher:
         self._idle = threading.Event()
         self._stopping = False
         self._grace = 0.0
+        self._io: ThreadPoolExecutor | None = None
+        self._notices = 0
         self._wake_scheduled = False
         self._thread: threading.Thread | None = None
 
@@ -184,6 +192,7 @@ class Dispatcher:
         """Tell the worker that work was queued, so it claims now instead of at the next poll."""
         loop, wake = self._loop, self._wake
         if loop is not None and wake is not None and not loop.is_closed():
+            self._notices += 1
             self._idle.clear()
             # The loop may close in between: then there is nothing left to wake.
             with contextlib.suppress(RuntimeError):
@@ -224,18 +233,22 @@ class Dispatcher:
 
     async def _main(self) -> None:
         loop = asyncio.get_running_loop()
-        # Plain-``def`` evaluators and ledger calls run in this pool, sized to the work.
-        pool = DaemonThreadPool(self._settings.concurrency + 2, name="langchain-evals")
-        loop.set_default_executor(pool)
+        # Plain-``def`` evaluators run in the default executor: daemon threads, as many as
+        # needed (an evaluation that timed out may still hold one). Ledger calls have
+        # threads of their own, so stuck evaluator code can never block recording.
+        loop.set_default_executor(DaemonThreadPool(_MAX_EVALUATOR_THREADS, name="langchain-evals"))
+        self._io = ThreadPoolExecutor(max_workers=2, thread_name_prefix="langchain-evals-ledger")
         self._loop, self._wake = loop, asyncio.Event()
         self._ready.set()
         heartbeats = asyncio.create_task(self._heartbeat())
         try:
             while not self._stopping:
                 self._wake.clear()
+                notices = self._notices
                 free = self._settings.concurrency - len(self._tasks)
                 claimed = await self._trip(None, free) if free > 0 else 0
-                if not claimed and not self._tasks:
+                # Idle only if no work was queued while this round looked for some.
+                if not claimed and not self._tasks and notices == self._notices:
                     self._idle.set()
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._settings.poll_interval)
@@ -250,19 +263,29 @@ class Dispatcher:
                 await self._on_stop()
             except Exception:
                 logger.exception("closing the worker's resources failed")
+            self._io.shutdown(wait=False)
             self._idle.set()
 
     async def _trip(self, finished: tuple[Claim, EvaluationRecord] | None, free: int) -> int:
         """One trip to the ledger: record a finished evaluation (fenced on its claim), then
         claim units for ``free`` slots and start them; the number claimed."""
-        recorded, claims = await asyncio.to_thread(self._complete_and_claim, finished, free)
-        if recorded and finished is not None:
-            await self._on_recorded(finished[1])
+        recorded, claims = await self._ledger_call(self._complete_and_claim, finished, free)
         for claim in claims:
             evaluation_id = claim.unit.evaluation_id
             self._claims[evaluation_id] = claim
             self._tasks[evaluation_id] = asyncio.create_task(self._run(evaluation_id))
+        if recorded and finished is not None:
+            try:
+                await self._on_recorded(finished[1])
+            except Exception:  # metrics and feedback never hold up the work
+                logger.exception("reporting evaluation %s failed", finished[1].evaluation_id)
         return len(claims)
+
+    async def _ledger_call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a ledger call on the ledger's own threads, which evaluator code never holds."""
+        assert self._io is not None
+        call = functools.partial(function, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._io, call)
 
     def _complete_and_claim(
         self, finished: tuple[Claim, EvaluationRecord] | None, free: int
@@ -329,7 +352,7 @@ class Dispatcher:
         if claim is None:
             return
         try:
-            await asyncio.to_thread(
+            await self._ledger_call(
                 self._ledger.release,
                 claim,
                 delay=delay,
@@ -341,13 +364,20 @@ class Dispatcher:
             logger.exception("handing %s back to the ledger failed", evaluation_id)
 
     async def _heartbeat(self) -> None:
+        """Renew this worker's leases every third of a lease, and sweep: every lease period,
+        units whose worker died (lease expired) are made claimable again."""
         interval = self._settings.lease_seconds / 3
-        while True:
+        for beat in itertools.count(1):
             await asyncio.sleep(interval)
+            if beat % 3 == 0:
+                try:
+                    await self._ledger_call(self._ledger.reclaim_expired)
+                except Exception:
+                    logger.exception("sweeping expired leases failed")
             claims = list(self._claims.values())
             if not claims:
                 continue
-            renewed = await asyncio.to_thread(self._renew, claims)
+            renewed = await self._ledger_call(self._renew, claims)
             for claim, fresh in zip(claims, renewed, strict=True):
                 evaluation_id = claim.unit.evaluation_id
                 if self._claims.get(evaluation_id) is not claim:

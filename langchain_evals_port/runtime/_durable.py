@@ -65,6 +65,7 @@ from ._records import EvaluationRecord, Inconclusive, Outcome, Verdict, WorkUnit
 from ._scope import evaluation_scope
 
 __all__ = [
+    "CheckpointKept",
     "DurableEffect",
     "DurableEffects",
     "DurableEngine",
@@ -410,6 +411,23 @@ def _from_json(value: Any, adapter: TypeAdapter[Any] | None) -> Any:
     return value if adapter is None or value is None else adapter.validate_python(value)
 
 
+class CheckpointKept(Exception):
+    """The evaluation stopped on a storage or connection error outside its steps; its
+    checkpoints were kept, so running it again continues from the last completed step."""
+
+
+_FROM_STEP = "__durable_step__"
+
+
+def _infrastructure_hiccup(error: BaseException) -> bool:
+    """A transient error that did not come out of the evaluator's own code."""
+    from ._execute import is_transient  # the executor imports this module
+
+    if isinstance(error, (EvaluationTimeoutError, EvaluatorUsageError)):
+        return False
+    return _FROM_STEP not in getattr(error, "__dict__", {}) and is_transient(error)
+
+
 @dataclass(frozen=True)
 class Finished:
     """``DurableEngine.run`` finished the evaluation and recorded ``outcome`` (for an
@@ -537,7 +555,11 @@ class DurableEngine:
             output = await self._graph.ainvoke(
                 graph_input, config, context=_Unit(unit), durability="sync", version="v2"
             )
-        except Exception:
+        except Exception as error:
+            if _infrastructure_hiccup(error):
+                # Storage or connection trouble outside the steps: keep the checkpoints, so
+                # the evaluation continues from its last completed step when run again.
+                raise CheckpointKept(str(error)) from error
             await self._checkpointer.adelete_thread(unit.evaluation_id)
             raise
         if output.interrupts:
@@ -549,6 +571,15 @@ class DurableEngine:
         """Do the work of one node: ``on_evaluation``, a step (by name) or the finish
         (``_FINISH``). The test kit overrides this to watch and disturb steps."""
         return await work()
+
+    async def _perform_marked(self, label: str, work: Callable[[], Awaitable[T]]) -> T:
+        """``_perform``, marking what escapes it as the evaluator's own error (final once the
+        step's retries are spent), not the storage's."""
+        try:
+            return await self._perform(label, work)
+        except Exception as error:
+            error.__dict__[_FROM_STEP] = label
+            raise
 
     # --- nodes -----------------------------------------------------------------------------
 
@@ -566,7 +597,7 @@ class DurableEngine:
             record = self._record(unit, outcome)
             await asyncio.to_thread(self._ledger.record_evaluation, record)
 
-        await self._perform(_FINISH, write)
+        await self._perform_marked(_FINISH, write)
         return {}
 
     async def _run_step(
@@ -600,7 +631,7 @@ class DurableEngine:
             method, _TIMEOUT_ATTRIBUTE, self._settings.default_step_timeout
         )
         with evaluation_scope(unit.evaluation_id):
-            effect = await self._perform(
+            effect = await self._perform_marked(
                 label, lambda: self._call(unit, label, method, arguments, limit)
             )
         return self._update(evaluator, label, effect, thread.get("visit", 0))

@@ -30,7 +30,7 @@ from langchain_evals_port.core.errors import (
 )
 
 from ._checkpoint import open_checkpointer
-from ._durable import DurableEngine, Paused
+from ._durable import CheckpointKept, DurableEngine, Paused
 from ._evaluation import Complete, Effect, InconclusiveEffect
 from ._evaluator import EvaluationContext, EvaluatorFactory
 from ._records import (
@@ -127,6 +127,12 @@ def is_transient(error: BaseException) -> bool:
             return True
         status = getattr(current, "status_code", None)
         if status == 429 or (isinstance(status, int) and status >= 500):
+            return True
+        # Our own reason codes (an evaluator with on_error="record" keeps no cause), and the
+        # database drivers' "locked" or "connection lost" errors.
+        if isinstance(current, EvaluationFailure) and current.code in ("rate_limited", "timeout"):
+            return True
+        if name == "operationalerror":
             return True
         current = current.__cause__ or current.__context__
     return False
@@ -278,9 +284,13 @@ class UnitExecutor:
     async def _run_durable(self, unit: WorkUnit) -> EvaluationRecord:
         """Run (or continue) a durable evaluation on its LangGraph thread. Its steps retry
         by its own settings, so an error here is final: recorded as Failed."""
-        engine = await self._engine(unit.evaluator_id)
         try:
+            engine = await self._engine(unit.evaluator_id)
             result = await engine.run(unit)
+        except CheckpointKept as kept:
+            # Retried like a plain evaluator's transient error (until retry_max_age).
+            cause = kept.__cause__ if isinstance(kept.__cause__, Exception) else kept
+            return self._record(unit, self._after_error(unit, cause), self._age(unit))
         except Exception as error:
             logger.warning("durable evaluator %s failed", unit.evaluator_id, exc_info=error)
             return self._record(unit, _failed(error), self._age(unit))

@@ -211,7 +211,8 @@ class EvaluationRecord(_Record):
     outcome: Outcome
     attempts: int = 1
     duration: float = 0.0
-    """Seconds the last attempt took."""
+    """Seconds the last attempt took; for a durable evaluation, seconds from being queued to
+    its outcome (waits for a person included)."""
     timestamp: datetime = Field(default_factory=utc_now)
 
     @property

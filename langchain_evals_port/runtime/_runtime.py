@@ -14,6 +14,7 @@ evaluations. A background worker then runs them and records each outcome.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import threading
@@ -53,6 +54,8 @@ __all__ = ["EvaluationRuntime", "WaitingEvaluation"]
 
 Input = TypeVar("Input")
 Output = TypeVar("Output")
+
+logger = logging.getLogger("langchain_evals_port.runtime")
 
 DEFAULT_LEDGER_PATH = "evals.db"
 
@@ -386,7 +389,10 @@ class EvaluationRuntime:
                 inputs={"interaction_id": unit.interaction_id, "agent_id": unit.agent_id}
             )
             for tracer in self._tracers:
-                tracer.on_start(unit.evaluator_id, request)
+                try:
+                    tracer.on_start(unit.evaluator_id, request)
+                except Exception:  # a broken tracer never changes an evaluation
+                    logger.exception("tracer %r failed on start", tracer)
         return await self._executor.run(unit)
 
     async def _report(self, record: EvaluationRecord) -> None:
@@ -394,7 +400,10 @@ class EvaluationRuntime:
             return
         result = await asyncio.to_thread(self._as_result, record)
         for tracer in self._tracers:
-            tracer.on_result(record.evaluator_id, result)
+            try:
+                tracer.on_result(record.evaluator_id, result)
+            except Exception:  # a broken tracer never holds up the worker
+                logger.exception("tracer %r failed on a result", tracer)
 
     def _as_result(self, record: EvaluationRecord) -> EvaluatorResult:
         metadata: dict[str, Any] = {

@@ -312,3 +312,29 @@ def test_bad_configuration_fails_at_construction() -> None:
         MypyCheck(file_name="../escape.py")
     with pytest.raises(ValueError, match="args"):
         MypyCheck(args="--strict")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_tool_past_its_timeout_is_killed_with_its_children(mode: str, tmp_path: Path) -> None:
+    import asyncio
+    import subprocess
+    import time
+
+    from langchain_evals_port.code._tools import arun_tool, run_tool
+    from langchain_evals_port.core.errors import EvaluationFailure
+
+    marker = f"{41 + (mode == 'async')}.{time.monotonic_ns() % 1000}"
+    command = ["sh", "-c", f"sleep {marker} & sleep {marker}; wait"]
+    started = time.monotonic()
+
+    def run() -> object:
+        if mode == "sync":
+            return run_tool(command, cwd=tmp_path, timeout=0.5)
+        return asyncio.run(arun_tool(command, cwd=tmp_path, timeout=0.5))
+
+    with pytest.raises(EvaluationFailure, match="did not finish") as raised:
+        run()
+    assert raised.value.code == "timeout"
+    assert time.monotonic() - started < 10
+    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
+    assert left.stdout == ""

@@ -17,6 +17,7 @@ from langchain_evals_port.runtime import (
     EvaluationContext,
     Failed,
     Inconclusive,
+    InMemoryLedger,
     Settings,
     evaluation_id,
 )
@@ -144,3 +145,46 @@ def test_a_step_that_exhausts_its_retries_is_a_failed_outcome(ledger_kind: str) 
         "the judge is confused",
     )
     assert Stubborn.attempts == 3
+
+
+class NoSettings(DurableEvaluator[None]):
+    """Written wrongly: ``settings`` returns nothing."""
+
+    id = "no-settings"
+
+    def settings(self) -> Any:
+        return None
+
+    def on_evaluation(self, ctx: EvaluationContext) -> Any:
+        return self.effects().complete(Evaluation.passed("never"))
+
+
+def test_a_durable_evaluator_that_cannot_start_is_a_failed_outcome() -> None:
+    with runtime_testkit(bound(NoSettings.id), [NoSettings]) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=5)
+    assert isinstance(record.outcome, Failed)
+
+
+class FlakyStorage(InMemoryLedger):
+    """A ledger whose first read of evaluation records loses its connection."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 1
+
+    def get_evaluation(self, evaluation_id: str) -> Any:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("connection to the ledger lost")
+        return super().get_evaluation(evaluation_id)
+
+
+def test_a_storage_hiccup_retries_the_durable_evaluation_without_losing_it() -> None:
+    ledger = FlakyStorage()
+    options = {"retry_backoff": 0.01}
+    with runtime_testkit(bound(ThreeSteps.id), [ThreeSteps], ledger=ledger, **options) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
+    assert ledger.failures == 0
+    assert record.evaluation == Evaluation.of(True, "2 votes")

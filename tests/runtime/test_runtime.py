@@ -541,3 +541,52 @@ def test_code_that_cannot_wrap_its_agent_records_through_the_callback_handler() 
     assert interaction.final_response_text == "Handled through callbacks."
     assert record.evaluation is not None
     assert record.evaluation.score == len("Handled through callbacks.")
+
+
+def test_evaluators_stuck_past_their_timeout_never_block_recording() -> None:
+    """A plain ``def`` that never returns holds a thread, not the worker: later evaluations
+    still run and every outcome is recorded."""
+    release = Gate()
+    calls: list[str] = []
+
+    class Hangs(OnlineEvaluator):
+        id = "hangs"
+
+        def evaluate(self, ctx: EvaluationContext) -> Any:
+            calls.append(ctx.evaluation_id)
+            if len(calls) <= 3:
+                release.wait(timeout=60)
+            return self.effects().complete(Evaluation.passed("answered"))
+
+    options = {"concurrency": 1, "evaluation_timeout": 0.2}
+    with runtime_testkit(bind_all("hangs"), [Hangs], **options) as runtime:
+        agent = runtime.bind(echo_agent(), agent_id="support-agent")
+        ids = [agent.invoke_detailed(f"q{n}").interaction_id for n in range(5)]
+        records = [runtime.wait_for_evaluations(i, timeout=10)[0] for i in ids]
+        release.opened.set()
+    assert [r.is_failed for r in records].count(True) == 3
+    assert [r.is_verdict for r in records].count(True) == 2
+
+
+class Broken:
+    """A tracer that fails at everything."""
+
+    def on_start(self, evaluator: str, request: Any) -> None:
+        raise RuntimeError("tracer down")
+
+    def on_result(self, evaluator: str, result: Any) -> None:
+        raise RuntimeError("tracer down")
+
+    def on_error(self, evaluator: str, error: BaseException) -> None:
+        raise RuntimeError("tracer down")
+
+
+def test_a_broken_tracer_changes_no_outcome_and_holds_nothing_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with runtime_testkit(SUPPORT, [ReplyLength], tracer=Broken(), concurrency=1) as runtime:
+        agent = runtime.bind(echo_agent(), agent_id="support-agent")
+        ids = [agent.invoke_detailed(f"q{n}").interaction_id for n in range(3)]
+        records = [runtime.wait_for_evaluations(i, timeout=5)[0] for i in ids]
+    assert all(record.is_verdict for record in records)
+    assert "tracer down" in caplog.text

@@ -35,10 +35,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
+from langchain_evals_port.code._local import CappedOutput, check_command, write_files
 from langchain_evals_port.code._sandbox import Limits, SandboxResult
 from langchain_evals_port.core.errors import (
     EvaluationFailure,
-    EvaluatorInputError,
     ToolNotFoundError,
 )
 
@@ -73,28 +73,6 @@ class _DockerAPI(Protocol):
     def inspect_container(self, container: str) -> Any: ...
 
     def remove_container(self, container: str, v: bool = ..., force: bool = ...) -> Any: ...
-
-
-class _Output:
-    """Keeps the first ``limit`` bytes of one stream and counts the rest."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.kept = bytearray()
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        room = self.limit - len(self.kept)
-        if room > 0:
-            self.kept += data[:room]
-        self.total += len(data)
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > len(self.kept)
-
-    def text(self) -> str:
-        return bytes(self.kept).decode("utf-8", errors="replace")
 
 
 class _Control:
@@ -216,7 +194,7 @@ class DockerSandboxRunner:
         control: _Control,
     ) -> SandboxResult:
         limits = limits or Limits()
-        argv = _check_command(command)
+        argv = check_command(command)
         api = self._connect()
         errors = _docker_errors()
         with tempfile.TemporaryDirectory(prefix="langchain-evals-docker-") as tmp:
@@ -329,7 +307,7 @@ class DockerSandboxRunner:
     def _start_and_wait(
         self, api: _DockerAPI, container: str, limits: Limits, run_id: str
     ) -> SandboxResult:
-        stdout, stderr = _Output(limits.output_bytes), _Output(limits.output_bytes)
+        stdout, stderr = CappedOutput(limits.output_bytes), CappedOutput(limits.output_bytes)
         # Attached before the start, so no output is missed; drained by a thread so a
         # chatty command never blocks on a full pipe.
         stream = api.attach_socket(container, params={"stdout": 1, "stderr": 1, "stream": 1})
@@ -380,7 +358,7 @@ class DockerSandboxRunner:
             stderr=stderr.text(),
             timed_out=timed_out,
             duration=duration,
-            truncated=stdout.truncated or stderr.truncated,
+            truncated=stdout.dropped > 0 or stderr.dropped > 0,
             details=details,
         )
 
@@ -394,34 +372,15 @@ def _docker_errors() -> Any:
     return docker.errors
 
 
-def _check_command(command: Sequence[str]) -> list[str]:
-    if isinstance(command, (str, bytes)) or not command:
-        raise EvaluatorInputError("the sandbox command must be a non-empty list of strings")
-    argv = list(command)
-    if not all(isinstance(part, str) for part in argv):
-        raise EvaluatorInputError("the sandbox command must be a non-empty list of strings")
-    return argv
-
-
 def _place_files(workdir: Path, files: Mapping[str, str | bytes], *, writable: bool) -> None:
     """Write ``files`` under ``workdir``, readable (and, if asked, writable) by anyone: the
     container user is not the owner."""
-    dir_mode = 0o777 if writable else 0o755
-    file_mode = 0o666 if writable else 0o644
     workdir.mkdir(mode=0o700)
-    for name, content in files.items():
-        relative = PurePosixPath(name)
-        if not name or relative.is_absolute() or ".." in relative.parts or "\\" in name:
-            raise EvaluatorInputError(f"sandbox file names must be relative paths, got {name!r}")
-        target = workdir.joinpath(*relative.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-        target.write_bytes(data)
-        target.chmod(file_mode)
+    write_files(workdir, files)
     # The private (0700) temporary parent does not matter: the daemon mounts as root.
+    dir_mode, file_mode = (0o777, 0o666) if writable else (0o755, 0o644)
     for path in [workdir, *workdir.rglob("*")]:
-        if path.is_dir():
-            path.chmod(dir_mode)
+        path.chmod(dir_mode if path.is_dir() else file_mode)
 
 
 def _frames(stream: Any) -> Iterator[tuple[int, bytes]]:
@@ -431,7 +390,7 @@ def _frames(stream: Any) -> Iterator[tuple[int, bytes]]:
     yield from frames_iter(stream, False)
 
 
-def _drain(stream: Any, stdout: _Output, stderr: _Output) -> None:
+def _drain(stream: Any, stdout: CappedOutput, stderr: CappedOutput) -> None:
     """Read the attach stream to its end, keeping a bounded head of each output."""
     with contextlib.suppress(Exception):
         for kind, data in _frames(stream):

@@ -193,7 +193,7 @@ class Job:
         """Drain stdout and stderr until the child ends or its wall time passes."""
         assert self.process.stdout is not None
         assert self.process.stderr is not None
-        out, err = _Capped(self.limits.output_bytes), _Capped(self.limits.output_bytes)
+        out, err = CappedOutput(self.limits.output_bytes), CappedOutput(self.limits.output_bytes)
         deadline = self.started + self.limits.wall_seconds
         timed_out = False
         ended_at: float | None = None
@@ -253,7 +253,7 @@ async def wait_async(job: Job) -> SandboxResult:
         raise
 
 
-class _Capped:
+class CappedOutput:
     """Keeps the first ``limit`` bytes of a stream and counts the rest."""
 
     def __init__(self, limit: int) -> None:
@@ -262,11 +262,18 @@ class _Capped:
         self.dropped = 0
 
     def add(self, chunk: bytes) -> None:
+        """Keep what still fits of ``chunk``; count the rest as dropped."""
         room = self.limit - len(self.kept)
-        self.kept += chunk[:room]
-        self.dropped += max(0, len(chunk) - room)
+        self.kept += chunk[: max(0, room)]
+        self.dropped += max(0, len(chunk) - max(0, room))
+
+    @property
+    def total(self) -> int:
+        """Bytes the stream carried, kept or not."""
+        return len(self.kept) + self.dropped
 
     def text(self) -> str:
+        """What was kept, decoded (invalid UTF-8 replaced)."""
         return self.kept.decode("utf-8", errors="replace")
 
 
@@ -294,7 +301,7 @@ def check_command(command: Sequence[str]) -> list[str]:
 def relative_file_path(name: str) -> PurePosixPath:
     """``name`` as a safe relative path, or ``EvaluatorInputError`` (absolute, ``..``, empty)."""
     path = PurePosixPath(name)
-    if not name or path.is_absolute() or ".." in path.parts or str(path) in ("", "."):
+    if not name or "\\" in name or path.is_absolute() or ".." in path.parts or str(path) == ".":
         raise EvaluatorInputError(f"sandbox file names must be relative paths, got {name!r}")
     return path
 

@@ -21,8 +21,9 @@ from ._ledger import (
     check_completion,
     check_lease,
     check_limit,
-    decode_cursor,
     epoch,
+    evaluation_row,
+    keyset_filter,
     page_of,
     released_unit,
     resumed_unit,
@@ -277,7 +278,7 @@ class PostgresLedger:
 
     def record_evaluation(self, record: EvaluationRecord) -> bool:
         """Store ``record`` unless one with its ``evaluation_id`` exists; True when stored."""
-        return self._change(_INSERT_EVALUATION, _evaluation_row(record)) == 1
+        return self._change(_INSERT_EVALUATION, evaluation_row(record)) == 1
 
     def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
         """The evaluation record with this id, or ``None``."""
@@ -347,18 +348,16 @@ class PostgresLedger:
     ) -> Page[M]:
         check_limit(limit)
         table, moment, key = _QUERIED[model]
-        conditions = [f"{column} = %s" for column, value in equal.items() if value is not None]
-        parameters: list[Any] = [value for value in equal.values() if value is not None]
-        if since is not None:
-            conditions.append(f"{moment} >= %s")
-            parameters.append(epoch(since))
-        if until is not None:
-            conditions.append(f"{moment} < %s")
-            parameters.append(epoch(until))
-        if cursor is not None:
-            conditions.append(f"({moment}, {key}) > (%s, %s)")
-            parameters.extend(decode_cursor(cursor))
-        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        parameters: list[Any]
+        where, parameters = keyset_filter(
+            equal,
+            moment=moment,
+            key=key,
+            since=since,
+            until=until,
+            cursor=cursor,
+            placeholder="%s",
+        )
         rows = self._rows(
             f"SELECT {moment}, {key}, record::text FROM {table} {where}"
             f" ORDER BY {moment}, {key} LIMIT %s",
@@ -570,17 +569,6 @@ def _scrub(message: str, dsn: str) -> str:
         if secret:
             message = message.replace(secret, "***")
     return message.strip()
-
-
-def _evaluation_row(record: EvaluationRecord) -> tuple[str, str, str, str, float, str]:
-    return (
-        record.evaluation_id,
-        record.interaction_id,
-        record.agent_id,
-        record.evaluator_id,
-        epoch(record.timestamp),
-        record.model_dump_json(),
-    )
 
 
 def _unit_arrays(

@@ -27,8 +27,9 @@ from ._ledger import (
     check_completion,
     check_lease,
     check_limit,
-    decode_cursor,
     epoch,
+    evaluation_row,
+    keyset_filter,
     page_of,
     released_unit,
     resumed_unit,
@@ -265,7 +266,7 @@ class SqliteLedger:
 
     def record_evaluation(self, record: EvaluationRecord) -> bool:
         """Store ``record`` unless one with its ``evaluation_id`` exists; True when stored."""
-        return self._change(_INSERT_EVALUATION, _evaluation_row(record)) == 1
+        return self._change(_INSERT_EVALUATION, evaluation_row(record)) == 1
 
     def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
         """The evaluation record with this id, or ``None``."""
@@ -334,18 +335,16 @@ class SqliteLedger:
     ) -> Page[M]:
         check_limit(limit)
         table, moment, key = _QUERIED[model]
-        conditions = [f"{column} = ?" for column, value in equal.items() if value is not None]
-        parameters: list[Any] = [value for value in equal.values() if value is not None]
-        if since is not None:
-            conditions.append(f"{moment} >= ?")
-            parameters.append(epoch(since))
-        if until is not None:
-            conditions.append(f"{moment} < ?")
-            parameters.append(epoch(until))
-        if cursor is not None:
-            conditions.append(f"({moment}, {key}) > (?, ?)")
-            parameters.extend(decode_cursor(cursor))
-        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        parameters: list[Any]
+        where, parameters = keyset_filter(
+            equal,
+            moment=moment,
+            key=key,
+            since=since,
+            until=until,
+            cursor=cursor,
+            placeholder="?",
+        )
         rows = self._read(
             f"SELECT {moment}, {key}, record FROM {table} {where} ORDER BY {moment}, {key} LIMIT ?",
             [*parameters, limit + 1],
@@ -400,7 +399,7 @@ class SqliteLedger:
     def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
         """Record the outcome (first writer wins) and remove the unit; False when lost."""
         check_completion(claim, record)
-        row = _evaluation_row(record)
+        row = evaluation_row(record)
         with self._write() as db:
             if db.execute(f"DELETE FROM work WHERE {_HELD}", _fence(claim)).rowcount != 1:
                 return False
@@ -500,17 +499,6 @@ _QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
     EvaluationRecord: ("evaluations", "timestamp", "evaluation_id"),
 }
 """The table of each record type, with the columns that order it: time, then id."""
-
-
-def _evaluation_row(record: EvaluationRecord) -> tuple[str, str, str, str, float, str]:
-    return (
-        record.evaluation_id,
-        record.interaction_id,
-        record.agent_id,
-        record.evaluator_id,
-        epoch(record.timestamp),
-        record.model_dump_json(),
-    )
 
 
 def _unit_rows(units: Sequence[WorkUnit]) -> list[tuple[str, str, float, float, str, str]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -277,18 +278,18 @@ class _Capture:
 # --- callback handlers ------------------------------------------------------------------
 
 
-class _CaptureEvents(_HandlerBase):
+class _CaptureEvents(_HandlerBase, ABC):
     """Routes chat model, tool and interrupt events to the capture of their interaction."""
 
     run_inline = True
 
+    @abstractmethod
     def _capture_started(self, run_id: UUID, parent_run_id: UUID | None) -> _Capture | None:
         """The capture a run that starts belongs to (``None``: not one of ours)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _capture_of(self, run_id: UUID | None) -> _Capture | None:
         """The capture a run that already started belongs to."""
-        raise NotImplementedError
 
     def on_chat_model_start(
         self,

@@ -23,6 +23,7 @@ __all__ = ["open_checkpointer"]
 async def open_checkpointer(ledger: Ledger) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """An async checkpointer on the ledger's storage, open for the ``async with`` block (it
     belongs to the event loop that opened it)."""
+    from ._postgres import PostgresLedger
     from ._sqlite import SqliteLedger
 
     if isinstance(ledger, SqliteLedger):
@@ -31,11 +32,10 @@ async def open_checkpointer(ledger: Ledger) -> AsyncIterator[BaseCheckpointSaver
         async with AsyncSqliteSaver.from_conn_string(str(ledger.path)) as saver:
             yield saver
         return
-    dsn = getattr(ledger, "dsn", None)
-    if isinstance(dsn, str) and dsn.startswith(("postgres://", "postgresql://")):
+    if isinstance(ledger, PostgresLedger):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-        async with AsyncPostgresSaver.from_conn_string(dsn) as saver:
+        async with AsyncPostgresSaver.from_conn_string(ledger.dsn) as saver:
             await saver.setup()
             yield saver
         return

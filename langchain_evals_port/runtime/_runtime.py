@@ -43,6 +43,7 @@ from ._records import (
     Failed,
     Inconclusive,
     InteractionRecord,
+    Trigger,
     Verdict,
     WorkUnit,
 )
@@ -58,9 +59,6 @@ Output = TypeVar("Output")
 logger = logging.getLogger("langchain_evals_port.runtime")
 
 DEFAULT_LEDGER_PATH = "evals.db"
-
-# A parked unit due this far ahead has no deadline (the dispatcher parks those for a century).
-_NO_DEADLINE = time.time() + FOREVER / 2
 
 
 class EvaluationRuntime:
@@ -236,7 +234,7 @@ class EvaluationRuntime:
     def _unit(
         evaluator_id: str,
         record: InteractionRecord,
-        trigger: Any,
+        trigger: Trigger,
         trigger_attributes: Mapping[str, str],
         now: float,
     ) -> WorkUnit:
@@ -299,7 +297,7 @@ class EvaluationRuntime:
                 interaction_id=unit.interaction_id,
                 agent_id=unit.agent_id,
                 question=unit.question,
-                deadline=None if unit.not_before >= _NO_DEADLINE else unit.not_before,
+                deadline=_deadline(unit),
             )
             for unit in self._ledger.waiting_work(interaction_id)
         ]
@@ -485,6 +483,12 @@ class _RuntimeSink:
 
     async def arecord(self, record: InteractionRecord) -> None:
         await asyncio.to_thread(self._runtime._record, record)
+
+
+def _deadline(unit: WorkUnit) -> float | None:
+    """When a parked unit times out; ``None`` for one parked without a deadline (the
+    dispatcher parks those for a century)."""
+    return None if unit.not_before - time.time() > FOREVER / 2 else unit.not_before
 
 
 def _registry(

@@ -7,7 +7,10 @@ Prints three comparisons (ratios > 1 mean we are faster, except where noted):
   ``RunnableSerializable``; ``import langchain_core.runnables`` alone is a lazy stub that
   imports nothing), next to ``import openevals``; each is the median of fresh interpreters;
 * Levenshtein similarity of two 2,000-character strings, per call;
-* exact match of a small nested dict, per call (target: within 1.1x of OpenEvals' time).
+* exact match of a small nested dict, per call (target: within 1.1x of OpenEvals' time);
+* ``langsmith.evaluate(..., upload_results=False)`` over 50 examples with our ``ExactMatch``
+  and with OpenEvals' ``exact_match``, against a LangSmith stand-in on 127.0.0.1 that counts
+  the runs posted to it (target: no run posted, time within 1.1x of OpenEvals').
 
 Run: ``.venv/bin/python benchmarks/bench_string.py`` (after ``bash scripts/test.sh`` or
 ``bash scripts/demo.sh`` has made the virtual environment).
@@ -20,8 +23,12 @@ import random
 import statistics
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 os.environ.pop("LANGSMITH_TRACING", None)
 os.environ.pop("LANGCHAIN_TRACING_V2", None)
@@ -59,6 +66,58 @@ def per_call(fn: Callable[[], object], calls: int, repeats: int = 5) -> float:
         for _ in range(calls):
             fn()
         best = min(best, (time.perf_counter() - start) / calls)
+    return best
+
+
+@contextmanager
+def langsmith_stand_in() -> Iterator[list[str]]:
+    """A LangSmith API stand-in on 127.0.0.1 answering ``{}``; yields the paths requested."""
+    paths: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            paths.append(self.path)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        do_GET = do_POST = do_PATCH = _answer
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    os.environ["LANGSMITH_ENDPOINT"] = f"http://127.0.0.1:{server.server_port}"
+    os.environ["LANGSMITH_API_KEY"] = "benchmark"
+    try:
+        yield paths
+    finally:
+        server.shutdown()
+
+
+def langsmith_evaluate_seconds(evaluator: Callable[..., object], examples: int) -> float:
+    """Best-of-3 wall time of ``langsmith.evaluate(upload_results=False)`` over ``examples``."""
+    from langsmith import evaluate
+    from langsmith.schemas import Example
+
+    dataset = uuid.uuid4()
+    data = [
+        Example(id=uuid.uuid4(), dataset_id=dataset, inputs={"q": f"{i}"}, outputs={"a": f"{i}"})
+        for i in range(examples)
+    ]
+
+    def target(inputs: dict[str, str]) -> dict[str, str]:
+        return {"a": inputs["q"]}
+
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        list(evaluate(target, data=data, evaluators=[evaluator], upload_results=False))
+        best = min(best, time.perf_counter() - start)
     return best
 
 
@@ -107,6 +166,22 @@ def main() -> None:
     print(
         f"  openevals {theirs_exact * 1e6:8.1f} us   ours {ours_exact * 1e6:8.1f} us   "
         f"time ratio ours/openevals {ours_exact / theirs_exact:.2f} (target <= 1.10)"
+    )
+
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    from langchain_evals_port import ExactMatch
+
+    with langsmith_stand_in() as paths:
+        theirs_ls = langsmith_evaluate_seconds(oe_exact, examples=50)
+        ours_ls = langsmith_evaluate_seconds(ExactMatch(), examples=50)
+        wait_for_all_tracers()
+        posted = sum("/runs" in path for path in paths)
+    print("langsmith.evaluate(upload_results=False), 50 examples (best of 3)")
+    print(
+        f"  openevals {theirs_ls * 1e3:8.1f} ms   ours {ours_ls * 1e3:8.1f} ms   "
+        f"time ratio ours/openevals {ours_ls / theirs_ls:.2f} (target <= 1.10); "
+        f"runs posted: {posted} (target 0)"
     )
 
 

@@ -32,6 +32,7 @@ from langchain_core.runnables.config import (
     var_child_runnable_config,
 )
 from langchain_core.runnables.utils import coro_with_context
+from langsmith.run_helpers import get_tracing_context, tracing_context
 from pydantic import ConfigDict, Field, SkipValidation, field_validator
 
 from ._request import EvalRequest
@@ -155,6 +156,12 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         self, input: EvalInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> EvalOutput:
         """Evaluate one request; returns a result (a list for multi-key evaluators)."""
+        if _langsmith_upload_off():
+            with tracing_context(enabled=False):
+                return self._invoke(input, config)
+        return self._invoke(input, config)
+
+    def _invoke(self, input: EvalInput, config: RunnableConfig | None) -> EvalOutput:
         # Like Runnable._call_with_config, minus its per-call signature inspection, which
         # costs more than a whole exact match; with no callback handler at all (no tracing,
         # no callbacks) there is no run to report, so the bookkeeping is skipped too.
@@ -187,6 +194,12 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         self, input: EvalInput, config: RunnableConfig | None = None, **kwargs: Any
     ) -> EvalOutput:
         """Evaluate one request asynchronously."""
+        if _langsmith_upload_off():
+            with tracing_context(enabled=False):
+                return await self._ainvoke(input, config)
+        return await self._ainvoke(input, config)
+
+    async def _ainvoke(self, input: EvalInput, config: RunnableConfig | None) -> EvalOutput:
         config = ensure_config(config)
         manager = get_async_callback_manager_for_config(config)
         if not manager.handlers:
@@ -493,6 +506,16 @@ def _only(output: EvalOutput, evaluator: Evaluator) -> EvaluatorResult:
             "use evaluate_all() for evaluators that score several keys"
         )
     return output[0]
+
+
+def _langsmith_upload_off() -> bool:
+    """Whether LangSmith asked for runs to be kept local (``evaluate(upload_results=False)``).
+
+    LangSmith marks that with the tracing mode ``"local"``, which its own ``@traceable``
+    honours but LangChain's tracer does not: it would post this evaluator's run and its
+    judge's model runs. Evaluations in that mode therefore run with tracing off.
+    """
+    return bool(get_tracing_context()["enabled"] == "local")
 
 
 def _traced_to_langsmith(

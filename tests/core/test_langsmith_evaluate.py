@@ -2,10 +2,13 @@
 
 import uuid
 
+from langchain_core.tracers.langchain import wait_for_all_tracers
 from langsmith import aevaluate, evaluate
+from langsmith.run_helpers import tracing_context
 from langsmith.schemas import Example
 
-from langchain_evals_port import Evaluator, ExactMatch, LevenshteinDistance
+from langchain_evals_port import Evaluator, ExactMatch, LevenshteinDistance, LLMJudge
+from langchain_evals_port.testing import ScriptedChatModel
 
 
 def _examples():
@@ -80,3 +83,51 @@ def test_results_point_at_the_evaluator_trace_when_traced_to_langsmith(langsmith
     )
     assert result.source_run_id == str(run_id)
     assert ExactMatch().invoke({"outputs": 1, "reference_outputs": 1}).source_run_id is None
+
+
+def _runs_posted(stand_in, since):
+    return [path for method, path in stand_in.requests[since:] if "/runs" in path]
+
+
+def test_nothing_is_uploaded_when_langsmith_evaluate_is_told_not_to(langsmith_endpoint):
+    # LangSmith keeps evaluator runs "local" here; LangChain's tracer would post them anyway.
+    # (It does so whatever LANGSMITH_TRACING says; the installed-wheel check tries both.)
+    wait_for_all_tracers()
+    since = len(langsmith_endpoint.requests)
+    judge = LLMJudge(
+        prompt="Is {outputs} the capital asked for in {inputs}?",
+        feedback_key="capital",
+        model=ScriptedChatModel(responder=lambda _: {"reasoning": "ok", "score": True}),
+    )
+    rows = list(
+        evaluate(_target, data=_examples(), evaluators=[ExactMatch(), judge], upload_results=False)
+    )
+    wait_for_all_tracers()
+    scores = sorted(r.key for row in rows for r in row["evaluation_results"]["results"])
+    assert scores == ["capital", "capital", "exact_match", "exact_match"]
+    assert _runs_posted(langsmith_endpoint, since) == []
+
+
+async def test_nothing_is_uploaded_by_aevaluate_when_told_not_to(langsmith_endpoint):
+    wait_for_all_tracers()
+    since = len(langsmith_endpoint.requests)
+
+    async def target(inputs):
+        return _target(inputs)
+
+    results = await aevaluate(
+        target, data=_examples(), evaluators=[ExactMatch().acall], upload_results=False
+    )
+    assert len([row async for row in results]) == 2
+    wait_for_all_tracers()
+    assert _runs_posted(langsmith_endpoint, since) == []
+
+
+def test_evaluator_runs_are_still_traced_outside_langsmith_evaluate(langsmith_endpoint):
+    # The counterpart: with tracing on and no "keep it local" request, runs are posted.
+    wait_for_all_tracers()
+    since = len(langsmith_endpoint.requests)
+    with tracing_context(enabled=True):
+        ExactMatch().invoke({"outputs": "Paris", "reference_outputs": "Paris"})
+    wait_for_all_tracers()
+    assert _runs_posted(langsmith_endpoint, since)

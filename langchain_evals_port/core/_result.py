@@ -88,12 +88,31 @@ class EvaluatorResult(BaseModel):
         """True when the result carries a score."""
         return self.outcome == "verdict"
 
+    @property
+    def feedback_comment(self) -> str | None:
+        """The comment as feedback shows it: a non-verdict's outcome and reason come first.
+
+        Example:
+            >>> EvaluatorResult.failed("quality", "timeout", "judge timed out").feedback_comment
+            '[failed: timeout] judge timed out'
+        """
+        if self.is_verdict:
+            return self.comment
+        code = f": {self.error_code}" if self.error_code else ""
+        head = f"[{self.outcome}{code}] {self.reason}"
+        return f"{head}\n{self.comment}" if self.comment else head
+
     def to_dict(self) -> dict[str, Any]:
         """The OpenEvals / LangSmith shape: ``key``, ``score``, ``comment``, ``metadata``.
 
         LangSmith rejects unknown keys, so a non-verdict outcome travels inside ``metadata``
-        (``outcome``, ``reason`` and, for failures, ``error_code``). ``metadata`` is ``None``
-        when empty, as in OpenEvals; ``source_run_id`` is present only when set.
+        (``outcome``, ``reason`` and, for failures, ``error_code``) and its comment starts
+        with them (``feedback_comment``), so the feedback does not look blank. ``metadata``
+        is ``None`` when empty, as in OpenEvals; ``source_run_id`` is present only when set.
+
+        Example:
+            >>> EvaluatorResult.inconclusive("faithfulness", "no context").to_dict()["comment"]
+            '[inconclusive] no context'
         """
         metadata = dict(self.metadata)
         if self.outcome != "verdict":
@@ -104,7 +123,7 @@ class EvaluatorResult(BaseModel):
         result: dict[str, Any] = {
             "key": self.key,
             "score": self.score,
-            "comment": self.comment,
+            "comment": self.feedback_comment,
             "metadata": metadata or None,
         }
         if self.source_run_id is not None:

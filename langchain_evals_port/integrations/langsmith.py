@@ -84,15 +84,6 @@ def bounded_client(
     return langsmith.Client(timeout_ms=timeout_ms, retry_config=retry, **kwargs)
 
 
-def _comment(result: EvaluatorResult) -> str | None:
-    """The feedback comment: for a non-verdict, the outcome and reason come first."""
-    if result.is_verdict:
-        return result.comment
-    code = f": {result.error_code}" if result.error_code else ""
-    head = f"[{result.outcome}{code}] {result.reason}"
-    return f"{head}\n{result.comment}" if result.comment else head
-
-
 def langsmith_test_active() -> bool:
     """True inside a ``@pytest.mark.langsmith`` test case where ``log_feedback`` works.
 
@@ -146,7 +137,7 @@ class LangSmithTestFeedback:
         if not langsmith_test_active():
             return
         try:
-            log_feedback(key=result.key, score=result.score, comment=_comment(result))
+            log_feedback(key=result.key, score=result.score, comment=result.feedback_comment)
         except Exception:
             logger.warning("LangSmith log_feedback failed for %r", result.key, exc_info=True)
         self._close()
@@ -234,7 +225,7 @@ class LangSmithFeedbackTracer:
             session_id=None if session_id is None else str(session_id),
             key=result.key,
             score=result.score,
-            comment=_comment(result),
+            comment=result.feedback_comment,
             source_run_id=result.source_run_id,
         )
         with self._idle:

@@ -64,6 +64,7 @@ def test_recorded_failures_reach_langsmith_as_metadata(langsmith_endpoint):
     rows = list(evaluate(_target, data=_examples()[:1], evaluators=[ev], upload_results=False))
     (result,) = rows[0]["evaluation_results"]["results"]
     assert result.score is None
+    assert result.comment == "[failed: timeout] TimeoutError: judge timed out"
     assert result.metadata == {
         "outcome": "failed",
         "reason": "TimeoutError: judge timed out",

@@ -48,7 +48,7 @@ def test_failed_outcome_travels_in_metadata_of_the_dict():
     assert result.to_dict() == {
         "key": "k",
         "score": None,
-        "comment": None,
+        "comment": "[failed: rate_limited] 429 from provider",
         "metadata": {
             "a": 1,
             "outcome": "failed",
@@ -63,7 +63,14 @@ def test_inconclusive_dict_and_source_run_id():
     result = EvaluatorResult.inconclusive("k", "nothing to judge", source_run_id="abc")
     as_dict = result.to_dict()
     assert as_dict["metadata"] == {"outcome": "inconclusive", "reason": "nothing to judge"}
+    assert as_dict["comment"] == "[inconclusive] nothing to judge"
     assert as_dict["source_run_id"] == "abc"
+
+
+def test_a_non_verdict_keeps_its_own_comment_after_the_reason():
+    result = EvaluatorResult.inconclusive("k", "no context given", comment="judge said n/a")
+    assert result.to_dict()["comment"] == "[inconclusive] no context given\njudge said n/a"
+    assert result.comment == "judge said n/a"
 
 
 def test_score_converts_to_results():

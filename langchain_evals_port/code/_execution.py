@@ -38,11 +38,11 @@ class ExecutionEvaluator(Evaluator):
             tests that import the generated module.
         env: The run's environment variables (nothing else is passed, bar a minimal PATH).
         limits: Time, memory, process, file-size and output limits of the run.
-        extraction: How the code is found in ``outputs``: ``"markdown_code_blocks"``
-            (default), ``"none"``, ``"llm"``, a callable ``(text) -> str | None`` or a
-            ``CodeExtractor``. Nothing found is a ``False`` verdict with
-            ``metadata["code_extraction_failed"]``.
-        language: The language wanted from markdown blocks (None: any).
+        code_extraction: How the code is found in ``outputs``, as for every code evaluator:
+            ``"none"`` (default: ``outputs`` is the code), ``"markdown_code_blocks"``,
+            ``"llm"``, a callable ``(text) -> str | None`` or a ``CodeExtractor``. Nothing
+            found is a ``False`` verdict with ``metadata["code_extraction_failed"]``.
+        code_language: The language wanted from markdown blocks (None: any code block).
         extraction_model: The chat model of the ``"llm"`` extraction.
 
     The result's metadata holds ``exit_code``, ``stdout`` and ``stderr`` (each at most
@@ -50,7 +50,7 @@ class ExecutionEvaluator(Evaluator):
 
     Example:
         >>> from langchain_evals_port.code import LocalProcessSandboxRunner
-        >>> ev = ExecutionEvaluator(sandbox=LocalProcessSandboxRunner(), extraction="none")
+        >>> ev = ExecutionEvaluator(sandbox=LocalProcessSandboxRunner())
         >>> ev(outputs="print('hi')")["score"]
         True
     """
@@ -64,8 +64,8 @@ class ExecutionEvaluator(Evaluator):
     files: dict[str, str | bytes] = Field(default_factory=dict)
     env: dict[str, str] = Field(default_factory=dict)
     limits: Annotated[Limits, SkipValidation] = Field(default_factory=Limits)
-    extraction: Annotated[Any, SkipValidation] = "markdown_code_blocks"
-    language: str | None = "python"
+    code_extraction: Annotated[Any, SkipValidation] = "none"
+    code_language: str | None = "python"
     extraction_model: Annotated[Any, SkipValidation] = Field(default=None, exclude=True)
     multiple_blocks: Literal["join", "largest"] = "join"
 
@@ -100,8 +100,8 @@ class ExecutionEvaluator(Evaluator):
         from ._extract import coerce_extractor
 
         self._extractor = coerce_extractor(
-            self.extraction,
-            language=self.language,
+            self.code_extraction,
+            language=self.code_language,
             model=self.extraction_model,
             multiple_blocks=self.multiple_blocks,
         )

@@ -14,6 +14,7 @@ and applies ``on_error``.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import numbers
 from abc import abstractmethod
@@ -54,9 +55,9 @@ if TYPE_CHECKING:
 
     from ._function import FunctionEvaluator
 
-EvalInput: TypeAlias = "EvalRequest | Mapping[str, Any]"
+EvalInput: TypeAlias = EvalRequest | Mapping[str, Any]
 """What an evaluator takes: an ``EvalRequest`` or a mapping with its field names."""
-EvalOutput: TypeAlias = "EvaluatorResult | list[EvaluatorResult]"
+EvalOutput: TypeAlias = EvaluatorResult | list[EvaluatorResult]
 """What an evaluator returns: one result, or a list for multi-key evaluators."""
 ScorerOutput: TypeAlias = Any
 """What a scoring function may return.
@@ -101,7 +102,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         False
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # Unknown fields are refused (``__init__`` names the closest valid one first).
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     feedback_key: str
     on_error: OnError = "raise"
@@ -115,6 +117,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
                 f"tracer must have on_start, on_result and on_error methods, got {tracer!r}"
             )
         return tracer
+
+    def __init__(self, **fields: Any) -> None:
+        """Build the evaluator from its fields, refusing any keyword it does not have."""
+        _reject_unknown_keywords(type(self), fields)
+        super().__init__(**fields)
 
     # ``name`` is the run name LangSmith shows; OpenEvals names runs after the feedback key.
     default_name: ClassVar[str | None] = None
@@ -447,6 +454,25 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         return FunctionEvaluator(
             name=run_name, feedback_key=feedback_key, fn=fn, on_error=on_error, tracer=tracer
         )
+
+
+def _reject_unknown_keywords(cls: type[Evaluator], fields: Mapping[str, Any]) -> None:
+    valid = {
+        alias
+        for name, info in cls.model_fields.items()
+        for alias in (name, info.alias)
+        if alias is not None
+    }
+    unknown = [name for name in fields if name not in valid]
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, sorted(valid), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise EvaluatorUsageError(
+        f"{cls.__name__}() got an unexpected keyword argument {name!r}; {hint}"
+        f"valid keywords: {', '.join(sorted(valid))}"
+    )
 
 
 def _single_result(key: str, output: ScorerOutput) -> EvaluatorResult:

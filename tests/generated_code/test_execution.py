@@ -66,7 +66,7 @@ def local_evaluator(**options: object) -> ExecutionEvaluator:
 
 
 def test_code_that_runs_cleanly_passes_with_its_output_in_metadata() -> None:
-    result = local_evaluator().evaluate(outputs=ANSWER)
+    result = local_evaluator(code_extraction="markdown_code_blocks").evaluate(outputs=ANSWER)
     assert result.key == "execution"
     assert result.score is True
     meta = result.metadata
@@ -79,7 +79,7 @@ def test_code_that_runs_cleanly_passes_with_its_output_in_metadata() -> None:
 
 
 def test_code_that_fails_fails_with_its_stderr_in_the_comment() -> None:
-    result = local_evaluator(extraction="none").evaluate(outputs="raise ValueError('boom')")
+    result = local_evaluator().evaluate(outputs="raise ValueError('boom')")
     assert result.score is False
     assert result.metadata["exit_code"] == 1
     assert result.comment is not None
@@ -90,7 +90,7 @@ def test_code_that_fails_fails_with_its_stderr_in_the_comment() -> None:
 
 def test_a_killed_run_says_which_signal() -> None:
     code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
-    result = local_evaluator(extraction="none").evaluate(outputs=code)
+    result = local_evaluator().evaluate(outputs=code)
     assert result.score is False
     assert result.metadata["exit_code"] == -9
     assert result.comment is not None
@@ -99,7 +99,9 @@ def test_a_killed_run_says_which_signal() -> None:
 
 def test_no_code_in_the_answer_is_a_false_verdict_not_an_error() -> None:
     sandbox = FakeSandbox(SandboxResult(exit_code=0, stdout="", stderr=""))
-    result = ExecutionEvaluator(sandbox=sandbox).evaluate(outputs="I cannot help with that.")
+    result = ExecutionEvaluator(sandbox=sandbox, code_extraction="markdown_code_blocks").evaluate(
+        outputs="I cannot help with that."
+    )
     assert result.score is False
     assert result.metadata["code_extraction_failed"] is True
     assert sandbox.calls == []
@@ -115,7 +117,6 @@ def test_files_command_env_and_limits_reach_the_sandbox() -> None:
         files={"test_solution.py": "import solution"},
         env={"SEED": "1"},
         limits=limits,
-        extraction="none",
     )
     assert evaluator.evaluate(outputs="x = 1").score is True
     assert sandbox.calls == [
@@ -135,6 +136,7 @@ def test_extra_files_test_the_generated_module() -> None:
         command=["python3", "test_solution.py"],
         files={"test_solution.py": tests},
         env={"PYTHONDONTWRITEBYTECODE": "1"},
+        code_extraction="markdown_code_blocks",
     )
     good = evaluator.evaluate(outputs="```python\ndef add(a, b):\n    return a + b\n```")
     assert good.score is True
@@ -145,7 +147,7 @@ def test_extra_files_test_the_generated_module() -> None:
 
 
 def test_big_output_is_bounded_and_marked_truncated() -> None:
-    evaluator = local_evaluator(extraction="none", limits=Limits(output_bytes=100))
+    evaluator = local_evaluator(limits=Limits(output_bytes=100))
     result = evaluator.evaluate(outputs="print('y' * 1_000_000)")
     assert result.score is True
     assert result.metadata["truncated"] is True
@@ -153,16 +155,14 @@ def test_big_output_is_bounded_and_marked_truncated() -> None:
 
 
 def test_a_timeout_raises_a_timeout_failure() -> None:
-    evaluator = local_evaluator(extraction="none", limits=Limits(wall_seconds=0.5))
+    evaluator = local_evaluator(limits=Limits(wall_seconds=0.5))
     with pytest.raises(EvaluationFailure, match=r"did not finish within 0\.5 s") as caught:
         evaluator.evaluate(outputs="import time; time.sleep(30)")
     assert caught.value.code == "timeout"
 
 
 def test_a_timeout_is_recorded_as_failed_with_on_error_record() -> None:
-    evaluator = local_evaluator(
-        extraction="none", limits=Limits(wall_seconds=0.5), on_error="record"
-    )
+    evaluator = local_evaluator(limits=Limits(wall_seconds=0.5), on_error="record")
     result = evaluator.evaluate(outputs="while True: pass")
     assert result.outcome == "failed"
     assert result.error_code == "timeout"
@@ -172,9 +172,9 @@ def test_a_timeout_is_recorded_as_failed_with_on_error_record() -> None:
 def test_sandbox_infrastructure_errors_are_sandbox_errors() -> None:
     broken = FakeSandbox(EvaluationFailure("the runtime died", code="sandbox_error"))
     with pytest.raises(EvaluationFailure, match="the runtime died") as caught:
-        ExecutionEvaluator(sandbox=broken, extraction="none").evaluate(outputs="pass")
+        ExecutionEvaluator(sandbox=broken).evaluate(outputs="pass")
     assert caught.value.code == "sandbox_error"
-    recorded = ExecutionEvaluator(sandbox=broken, extraction="none", on_error="record")
+    recorded = ExecutionEvaluator(sandbox=broken, on_error="record")
     result = recorded.evaluate(outputs="pass")
     assert result.outcome == "failed"
     assert result.error_code == "sandbox_error"
@@ -182,7 +182,7 @@ def test_sandbox_infrastructure_errors_are_sandbox_errors() -> None:
 
 def test_a_sandbox_returning_garbage_is_a_sandbox_error() -> None:
     evaluator = ExecutionEvaluator(
-        sandbox=FakeSandbox(SandboxResult(exit_code=0, stdout="", stderr="")), extraction="none"
+        sandbox=FakeSandbox(SandboxResult(exit_code=0, stdout="", stderr=""))
     )
     evaluator.sandbox.outcome = "not a result"
     with pytest.raises(EvaluationFailure) as caught:
@@ -193,7 +193,6 @@ def test_a_sandbox_returning_garbage_is_a_sandbox_error() -> None:
 def test_a_missing_bwrap_is_tool_not_found() -> None:
     evaluator = ExecutionEvaluator(
         sandbox=BubblewrapSandboxRunner(bwrap="/nonexistent/bwrap"),
-        extraction="none",
         on_error="record",
     )
     result = evaluator.evaluate(outputs="pass")
@@ -204,7 +203,7 @@ def test_a_missing_bwrap_is_tool_not_found() -> None:
 
 
 def test_the_async_path_uses_arun() -> None:
-    evaluator = local_evaluator(extraction="none", limits=Limits(wall_seconds=0.5))
+    evaluator = local_evaluator(limits=Limits(wall_seconds=0.5))
 
     async def main() -> None:
         passed, failed = await asyncio.gather(
@@ -223,14 +222,14 @@ def test_the_async_path_uses_arun() -> None:
 
 
 def test_the_openevals_call_convention() -> None:
-    result = local_evaluator()(outputs=ANSWER)
+    result = local_evaluator(code_extraction="markdown_code_blocks")(outputs=ANSWER)
     assert isinstance(result, dict)
     assert result["key"] == "execution"
     assert result["score"] is True
 
 
 def test_in_the_bubblewrap_sandbox(bwrap: BubblewrapSandboxRunner) -> None:
-    evaluator = ExecutionEvaluator(sandbox=bwrap)
+    evaluator = ExecutionEvaluator(sandbox=bwrap, code_extraction="markdown_code_blocks")
     result = evaluator.evaluate(outputs=ANSWER)
     assert result.score is True
     assert result.metadata["stdout"] == "hello from outputs.py\n"
@@ -248,7 +247,7 @@ def test_in_the_bubblewrap_sandbox(bwrap: BubblewrapSandboxRunner) -> None:
         {"command": "python3 outputs.py"},
         {"command": []},
         {"files": {"outputs.py": "clash"}},
-        {"extraction": "regex"},
+        {"code_extraction": "regex"},
         {"limits": {"wall_seconds": 1}},
     ],
 )

@@ -157,7 +157,7 @@ def test_failing_evaluator_is_reported_not_printed(capsys):
         {
             "key": "broken",
             "score": None,
-            "comment": None,
+            "comment": "[failed: evaluator_error] ValueError: bad",
             "metadata": {
                 "outcome": "failed",
                 "reason": "ValueError: bad",

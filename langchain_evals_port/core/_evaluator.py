@@ -457,12 +457,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
 
 
 def _reject_unknown_keywords(cls: type[Evaluator], fields: Mapping[str, Any]) -> None:
-    valid = {
-        alias
-        for name, info in cls.model_fields.items()
-        for alias in (name, info.alias)
-        if alias is not None
-    }
+    # A field with an alias is set by its alias (LLMJudge's ``output_schema``).
+    valid = {info.alias or name for name, info in cls.model_fields.items()}
     unknown = [name for name in fields if name not in valid]
     if not unknown:
         return

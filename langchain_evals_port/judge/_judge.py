@@ -13,7 +13,7 @@ from langchain_core.prompts.structured import StructuredPrompt
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.utils.function_calling import convert_to_json_schema
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, SkipValidation, field_validator
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorUsageError
@@ -110,8 +110,6 @@ class LLMJudge(Evaluator):
     prompt_without_reference: Annotated[PromptSource | None, SkipValidation] = Field(
         default=None, exclude=True
     )
-
-    model_config = ConfigDict(arbitrary_types_allowed=True, populate_by_name=True)
 
     _plan: _Plan = PrivateAttr()
     _plan_without_reference: _Plan | None = PrivateAttr(default=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -95,10 +96,7 @@ class EvalRequest(BaseModel):
         if isinstance(value, EvalRequest):
             return value
         if not isinstance(value, Mapping):
-            raise EvaluatorInputError(
-                "an evaluator's input must be an EvalRequest or a mapping with keys "
-                f"{', '.join(_FIELDS)}; got {type(value).__name__}"
-            )
+            raise EvaluatorInputError(_not_a_request(value))
         data = dict(value)
         nested = data.pop("variables", None) or {}
         if not isinstance(nested, Mapping):
@@ -141,6 +139,20 @@ _ALIASES = {
     "expected_outputs": "reference_outputs",
     "prediction": "outputs",
 }
+
+
+def _not_a_request(value: object) -> str:
+    """Say what an evaluator got instead of a request, and how a chain should feed it."""
+    # A parser hands on a str subclass (a message's text); name the type users know.
+    if isinstance(value, str):
+        value = str(value)
+    return (
+        f"an evaluator takes a mapping with keys {', '.join(_FIELDS)} (or an EvalRequest), "
+        f"but it received {type(value).__name__} {reprlib.repr(value)}. To score a chain's "
+        "answer, say which value is the answer and which the reference: "
+        '{"outputs": chain, "reference_outputs": itemgetter("answer")} | evaluator '
+        "(itemgetter from the operator module)"
+    )
 
 
 def _reject_near_miss(name: str) -> None:

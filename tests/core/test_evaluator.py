@@ -529,6 +529,20 @@ def test_evaluators_pipe_into_chains_with_a_real_model():
     assert [r.score for r in results] == [True, False]
 
 
+def test_piping_a_bare_answer_says_what_came_and_shows_the_working_pattern():
+    app = (
+        ChatPromptTemplate.from_messages([("human", "Capital of {country}?")])
+        | ScriptedChatModel(["Paris"])
+        | StrOutputParser()
+    )
+    with pytest.raises(EvaluatorInputError) as caught:
+        (app | ExactMatch()).invoke({"country": "France", "expected": "Paris"})
+    message = str(caught.value)
+    assert "received str 'Paris'" in message
+    assert "TextAccessor" not in message
+    assert '{"outputs": chain, "reference_outputs": itemgetter("answer")} | evaluator' in message
+
+
 def test_with_retry_retries_failures():
     attempts = []
 

@@ -41,7 +41,9 @@ def test_a_near_miss_name_is_allowed_inside_explicit_variables():
 
 @pytest.mark.parametrize("bad", ["just a string", 42, None, ["outputs"]])
 def test_non_mapping_input_is_rejected_clearly(bad):
-    with pytest.raises(EvaluatorInputError, match="EvalRequest or a mapping"):
+    with pytest.raises(
+        EvaluatorInputError, match=r"takes a mapping with keys inputs, .* but it received"
+    ):
         EvalRequest.coerce(bad)
 
 

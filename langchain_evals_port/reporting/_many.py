@@ -1,50 +1,66 @@
-"""Evaluate many cases with bounded concurrency and an optional progress counter."""
+"""Evaluate many cases with bounded concurrency, every failure kept as a result, and a
+progress bar where someone is watching."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
-import threading
 from collections.abc import Sequence
 from concurrent.futures import as_completed
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.runnables.config import ContextThreadPoolExecutor
 
-from langchain_evals_port.core import EvalInput, EvalOutput, Evaluator
+from langchain_evals_port.core import EvalInput, EvalOutput, Evaluator, OnError
+
+if TYPE_CHECKING:
+    from ._progress import ProgressBar
 
 
 class _Progress:
-    """A ``done/total`` counter redrawn in place on stderr, or nothing at all."""
+    """A progress bar where a person watches (see ``evaluate_many``), or nothing at all."""
 
     def __init__(self, name: str, total: int, enabled: bool | None) -> None:
         if enabled is None:
-            # Carriage-return redraws only make sense on a terminal; in CI logs and pipes
-            # they become one long line of noise.
-            enabled = sys.stderr.isatty() and not os.environ.get("CI")
-        self._enabled = enabled
-        self._name = name
-        self._total = total
-        self._done = 0
-        self._lock = threading.Lock()
+            enabled = _watched()
+        self._bar: ProgressBar | None = None
+        if enabled and total:
+            from ._progress import ProgressBar
+
+            self._bar = ProgressBar(name, total)
 
     def advance(self) -> None:
-        with self._lock:
-            self._done += 1
-            if self._enabled:
-                sys.stderr.write(f"\r{self._name}: {self._done}/{self._total}")
-                sys.stderr.flush()
+        if self._bar is not None:
+            self._bar.advance()
 
     def close(self) -> None:
-        if self._enabled and self._total:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self._bar is not None:
+            self._bar.close()
 
 
-def _check(max_concurrency: int) -> None:
+def _watched() -> bool:
+    """A terminal or a notebook, outside CI: redrawn bars in logs and pipes are noise."""
+    if os.environ.get("CI"):
+        return False
+    if sys.stderr.isatty():
+        return True
+    if "ipykernel" not in sys.modules:
+        return False
+    from ._progress import in_notebook
+
+    return in_notebook()
+
+
+def _with_on_error(evaluator: Evaluator, on_error: OnError, max_concurrency: int) -> Evaluator:
+    """Check the arguments; ``evaluator`` with ``on_error``, the one place failures are kept."""
     if max_concurrency < 1:
         raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+    if on_error not in ("record", "raise"):
+        raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
+    if evaluator.on_error == on_error:
+        return evaluator
+    return evaluator.model_copy(update={"on_error": on_error})
 
 
 def evaluate_many(
@@ -52,21 +68,27 @@ def evaluate_many(
     cases: Sequence[EvalInput],
     *,
     max_concurrency: int = 16,
+    on_error: OnError = "record",
     progress: bool | None = None,
 ) -> list[EvalOutput]:
     """Evaluate every case with at most ``max_concurrency`` in flight; results in input order.
 
     Each case runs through ``evaluator.invoke`` on a worker thread that carries the caller's
-    context, so an enclosing ``eval_scope`` still receives the results. The first error
-    raised by a case propagates once the cases already in flight have finished; cases not
-    yet started are cancelled.
+    context, so an enclosing ``eval_scope`` (an ``EvalReport``) receives every result.
 
     Args:
         evaluator: Any evaluator.
         cases: ``EvalRequest`` objects or mappings with its field names.
         max_concurrency: How many cases may run at once.
-        progress: ``None`` shows a counter on stderr only on a terminal outside CI;
-            ``False`` never shows it, ``True`` always does.
+        on_error: ``"record"`` (default): a case whose evaluator fails (a judge timeout, a
+            sandbox error) gives a ``failed`` result with its reason code, which reports
+            count, and every case's result is returned. ``"raise"``: the first failure
+            propagates once the cases in flight have finished; cases not yet started are
+            cancelled. It overrides the evaluator's own ``on_error``. Bad input from the
+            caller (``EvaluatorInputError``, ``EvaluatorUsageError``) always raises.
+        progress: ``None`` shows a progress bar (count, rate, elapsed time, ETA) on a
+            terminal or in a notebook, never under ``CI`` or in a pipe; ``False`` never
+            shows it, ``True`` always does.
 
     Example:
         >>> from langchain_evals_port import ExactMatch
@@ -74,7 +96,7 @@ def evaluate_many(
         >>> [result.score for result in outputs]
         [True]
     """
-    _check(max_concurrency)
+    evaluator = _with_on_error(evaluator, on_error, max_concurrency)
     counter = _Progress(evaluator.get_name(), len(cases), progress)
     results: list[EvalOutput | None] = [None] * len(cases)
     try:
@@ -101,13 +123,14 @@ async def aevaluate_many(
     cases: Sequence[EvalInput],
     *,
     max_concurrency: int = 16,
+    on_error: OnError = "record",
     progress: bool | None = None,
 ) -> list[EvalOutput]:
     """The async twin of ``evaluate_many``, on ``evaluator.ainvoke``.
 
-    If a case raises, the other cases are cancelled and the error propagates.
+    With ``on_error="raise"``, the first failure cancels the other cases and propagates.
     """
-    _check(max_concurrency)
+    evaluator = _with_on_error(evaluator, on_error, max_concurrency)
     counter = _Progress(evaluator.get_name(), len(cases), progress)
     limit = asyncio.Semaphore(max_concurrency)
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, PrivateAttr, SkipValidation, field_valida
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.prompts import PromptText
 
 from ._model import JudgeModel, ResolvedJudge, checked_model, resolve_judge
 from ._render import FewShotExample, PromptSource, Template, build_messages
@@ -63,7 +64,10 @@ class LLMJudge(Evaluator):
             a ``ChatPromptTemplate`` or ``StructuredPrompt``, or a callable returning messages.
         model: A ``BaseChatModel`` (also wrapped by ``.bind``/``.with_retry``/
             ``.with_config``), a ``"provider:model"`` string, or None for the default judge.
-        feedback_key: The result key (``"score"`` by default, as in OpenEvals).
+        feedback_key: The result key. By default the catalog prompt's name for a prompt of
+            the catalog (``prompts.CONCISENESS_PROMPT`` → ``"conciseness"``), else
+            ``"score"`` as in OpenEvals (whose ``create_llm_as_judge`` in
+            ``compat.openevals`` keeps ``"score"`` for every prompt).
         system: A system message, for template-string prompts.
         continuous: Score from 0.0 to 1.0 instead of true/false.
         choices: Restrict the score to these numbers (wins over ``continuous``).
@@ -153,9 +157,16 @@ class LLMJudge(Evaluator):
             self._plan_without_reference = _plan(
                 self.prompt_without_reference, schema, schema_json, validate, custom is not None
             )
+        if isinstance(self.prompt, PromptText) and not self._feedback_key_chosen():
+            self.feedback_key = self.prompt.entry.feedback_key
         if self.name is None:
             key = self.feedback_key
             self.name = "llm_as_judge" if key == "score" else f"llm_as_{key}_judge"
+
+    def _feedback_key_chosen(self) -> bool:
+        """Whether the key was given, or is a subclass's own (``"trajectory_accuracy"``)."""
+        class_default = type(self).model_fields["feedback_key"].default
+        return "feedback_key" in self.model_fields_set or class_default != "score"
 
     @property
     def numeric_scores(self) -> bool:

@@ -88,6 +88,12 @@ class CatalogEntry:
         """Every placeholder of the prompt: the required ones, then the optional ones."""
         return self.required_variables + self.optional_variables
 
+    @property
+    def feedback_key(self) -> str:
+        """The key a judge on this prompt reports under by default: the name in lower case
+        without ``_PROMPT`` (``CORRECTNESS_PROMPT`` → ``"correctness"``)."""
+        return self.name.lower().removesuffix("_prompt")
+
     def describe(self) -> str:
         """One paragraph naming the prompt's category, variables and input kind."""
         required = ", ".join(self.required_variables) or "none"

@@ -558,3 +558,19 @@ def test_prepare_request_reshapes_every_path():
     judge(outputs="a")
     judge.evaluate_raw(outputs="b")
     assert [c.messages[0].content for c in model.calls] == ["A", "B"]
+
+
+def test_a_catalog_prompt_names_the_key_unless_one_is_given():
+    from langchain_evals_port import prompts
+    from langchain_evals_port.compat.openevals import create_llm_as_judge
+
+    model = ScriptedChatModel([VERDICT, VERDICT, VERDICT])
+    judge = LLMJudge(prompt=prompts.CONCISENESS_PROMPT, model=model)
+    assert judge.evaluate(inputs="q", outputs="a").key == "conciseness"
+    assert judge.get_name() == "llm_as_conciseness_judge"
+    chosen = LLMJudge(prompt=prompts.RAG_HELPFULNESS_PROMPT, model=model, feedback_key="help")
+    assert chosen.evaluate(inputs="q", outputs="a").key == "help"
+    assert LLMJudge(prompt="Is {outputs} right?", model=model).feedback_key == "score"
+    # OpenEvals' factory keeps OpenEvals' key.
+    compat = create_llm_as_judge(prompt=prompts.CONCISENESS_PROMPT, judge=model)
+    assert compat(inputs="q", outputs="a")["key"] == "score"

@@ -42,7 +42,7 @@ class EvaluatorResult(BaseModel):
         {'key': 'exact_match', 'score': True, 'comment': None, 'metadata': None}
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     key: str
     score: ScoreValue = None

@@ -97,7 +97,7 @@ class GraphTurn(BaseModel):
             in a row has its payload on the last of those turns only.
     """
 
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True, extra="forbid")
 
     input: Any = None
     steps: tuple[str, ...] = ()
@@ -119,7 +119,7 @@ class GraphTrajectory(BaseModel):
         (2, ['__start__', 'agent'])
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     turns: tuple[GraphTurn, ...] = ()
 

@@ -90,3 +90,8 @@ def test_score_checks_itself():
         Score(None)
     with pytest.raises(EvaluatorUsageError, match="carries no value"):
         Score(0.5, inconclusive="why")
+
+
+def test_a_misspelt_field_is_refused():
+    with pytest.raises(ValidationError, match="coment"):
+        EvaluatorResult(key="k", score=True, coment="typo")

@@ -175,6 +175,9 @@ def eval_report(request: pytest.FixtureRequest) -> EvalReport:
     return request.config.stash[_RUN].report
 
 
+# pytest-xdist declares this hook; without it installed (or with ``-p no:xdist``) an
+# implementation pytest does not know would stop every run with an INTERNALERROR.
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """On the pytest-xdist controller, merge a finished worker's results into the report."""
     records = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT_KEY)

@@ -273,6 +273,19 @@ def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
     ]
 
 
+def test_without_xdist_an_unrelated_test_runs_and_a_report_is_still_written(
+    pytester: pytest.Pytester,
+) -> None:
+    # pytest-xdist is not a dependency: its hooks must not be required to start pytest.
+    pytester.makepyfile(
+        test_plain="def test_one():\n    assert 1 + 1 == 2\n",
+        test_scores=SCORES.format(scores=[1.0, 0.5]),
+    )
+    result = run(pytester, "-p", "no:xdist")
+    result.assert_outcomes(passed=3)
+    assert report_json(pytester)["keys"]["quality"]["mean"] == 0.75
+
+
 def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None:
     suite = Path(__file__).resolve().parents[2] / "cookbook" / "eval_suite"
     (tmp_path / "test_support_answers.py").write_text(

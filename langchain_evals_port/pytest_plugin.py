@@ -32,13 +32,16 @@ import warnings
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from langchain_evals_port import eval_scope
-from langchain_evals_port.reporting import EvalReport
-from langchain_evals_port.reporting._summary import baseline_means
+if TYPE_CHECKING:
+    from langchain_evals_port.reporting import EvalReport
+
+# Every pytest start in the environment imports this module, so at load time it imports
+# nothing but pytest and the standard library; the evaluation machinery (langchain-core,
+# pydantic) is imported when a test first asks for the report.
 
 DEFAULT_REPORT = "eval-report.md"
 """Where the report goes without ``--evals-report`` or ``evals_report``, from the rootdir."""
@@ -56,8 +59,8 @@ class _EvalRun:
 
     path: Path
     max_drop: float | None
-    report: EvalReport = field(default_factory=EvalReport)
-    baseline: dict[str, float] = field(default_factory=dict)
+    report: EvalReport | None = None
+    baseline: dict[str, Any] | None = None
     written: bool = False
     drops: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -66,6 +69,14 @@ class _EvalRun:
     def history_path(self) -> Path:
         """The history file beside the report: ``eval-report.history.json``."""
         return self.path.with_suffix(".history.json")
+
+    def collecting(self) -> EvalReport:
+        """The run's report, made on first use (a run that evaluates nothing never loads it)."""
+        if self.report is None:
+            from langchain_evals_port.reporting import EvalReport
+
+            self.report = EvalReport()
+        return self.report
 
 
 _RUN = pytest.StashKey[_EvalRun]()
@@ -135,20 +146,20 @@ def _max_drop(config: pytest.Config) -> float | None:
     return drop
 
 
-def _read_baseline(path: Path, notes: list[str]) -> dict[str, float]:
+def _read_baseline(path: Path, notes: list[str]) -> dict[str, Any] | None:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as error:
         notes.append(f"baseline {path} is unreadable ({error}); going on without it")
-        return {}
+        return None
     try:
         data: Any = json.loads(text)
     except ValueError as error:
         notes.append(f"baseline {path} is not valid JSON ({error}); going on without it")
-        return {}
-    return baseline_means(data) if isinstance(data, dict) else {}
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -156,7 +167,9 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
     """Run a marked test (setup, call and teardown) inside ``eval_scope(report)``."""
     if item.get_closest_marker(MARKER) is None and not item.config.getini("evals_autouse"):
         return (yield)
-    with eval_scope(item.config.stash[_RUN].report, *_langsmith_feedback(item)):
+    from langchain_evals_port.core import eval_scope
+
+    with eval_scope(item.config.stash[_RUN].collecting(), *_langsmith_feedback(item)):
         return (yield)
 
 
@@ -172,7 +185,7 @@ def _langsmith_feedback(item: pytest.Item) -> list[Any]:
 @pytest.fixture
 def eval_report(request: pytest.FixtureRequest) -> EvalReport:
     """The run's evaluation report (under pytest-xdist, this worker's part of it)."""
-    return request.config.stash[_RUN].report
+    return request.config.stash[_RUN].collecting()
 
 
 # pytest-xdist declares this hook; without it installed (or with ``-p no:xdist``) an
@@ -182,8 +195,10 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     """On the pytest-xdist controller, merge a finished worker's results into the report."""
     records = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT_KEY)
     if records:
+        from langchain_evals_port.reporting import EvalReport
+
         run: _EvalRun = node.config.stash[_RUN]
-        run.report = EvalReport.merged([run.report, EvalReport.from_records(records)])
+        run.report = EvalReport.merged([run.collecting(), EvalReport.from_records(records)])
 
 
 @pytest.hookimpl(trylast=True)
@@ -193,7 +208,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = config.stash[_RUN]
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput[_WORKER_OUTPUT_KEY] = run.report.to_records()
+        workeroutput[_WORKER_OUTPUT_KEY] = run.report.to_records() if run.report else []
+        return
+    if run.report is None:  # nothing asked for the report: nothing to write or compare
         return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -209,10 +226,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _drops(run: _EvalRun) -> list[str]:
+    from langchain_evals_port.reporting._summary import baseline_means
+
     assert run.max_drop is not None
+    assert run.report is not None
     drops = []
     summaries = run.report.summaries()
-    for key, before in run.baseline.items():
+    for key, before in baseline_means(run.baseline).items():
         summary = summaries.get(key)
         if summary is None:
             continue

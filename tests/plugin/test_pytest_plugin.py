@@ -286,6 +286,21 @@ def test_without_xdist_an_unrelated_test_runs_and_a_report_is_still_written(
     assert report_json(pytester)["keys"]["quality"]["mean"] == 0.75
 
 
+def test_an_inert_plugin_imports_nothing_but_itself(pytester: pytest.Pytester) -> None:
+    # Every pytest start in the environment pays for what the plugin imports.
+    pytester.makepyfile(
+        """
+        import sys
+
+        def test_modules():
+            ours = sorted(m for m in sys.modules if m.startswith("langchain_evals_port"))
+            assert ours == ["langchain_evals_port", "langchain_evals_port.pytest_plugin"]
+            assert "langchain_core" not in sys.modules
+        """
+    )
+    pytester.runpytest_subprocess(*OPTS).assert_outcomes(passed=1)
+
+
 def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None:
     suite = Path(__file__).resolve().parents[2] / "cookbook" / "eval_suite"
     (tmp_path / "test_support_answers.py").write_text(

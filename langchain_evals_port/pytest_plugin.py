@@ -19,9 +19,8 @@ The baseline of ``--evals-max-drop`` is pinned: a file of its own, which no run 
 unless told to, so a regression fails every run until it is fixed or accepted. (Comparing
 with the previous run let a regression fail once and pass from its second run on.)
 
-Options (each but the last two also an ini key of ``[tool.pytest.ini_options]``; the command
-line wins; a command-line path is relative to the invocation directory, an ini one to the
-rootdir):
+Options (the first three also ini keys of ``[tool.pytest.ini_options]``; the command line
+wins; a command-line path is relative to the invocation directory, an ini one to the rootdir):
 
 - ``--evals-report PATH`` / ``evals_report``: where the Markdown goes.
 - ``--evals-baseline PATH`` / ``evals_baseline``: the pinned baseline, a report's JSON. It

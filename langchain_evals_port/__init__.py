@@ -13,47 +13,46 @@ Example:
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .core import (
-    EvalInput,
-    EvalOutput,
-    EvalRequest,
-    EvalTracer,
-    Evaluator,
-    EvaluatorResult,
-    FunctionEvaluator,
-    OnError,
-    Outcome,
-    Score,
-    ScorerOutput,
-    canonical_equal,
-    canonical_json,
-    canonical_text,
-    canonical_value,
-    current_tracer,
-    eval_scope,
-    evaluator,
-    message_to_openai,
-    to_langchain_messages,
-    to_openai_messages,
-)
-from .core.errors import (
-    CanonicalizationError,
-    EvalsError,
-    EvaluationFailure,
-    EvaluatorInputError,
-    EvaluatorUsageError,
-    FailureCode,
-    JudgeOutputError,
-    MessageFormatError,
-)
-from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
-
 if TYPE_CHECKING:
     from . import code, prompts, runtime
+    from .core import (
+        EvalInput,
+        EvalOutput,
+        EvalRequest,
+        EvalTracer,
+        Evaluator,
+        EvaluatorResult,
+        FunctionEvaluator,
+        OnError,
+        Outcome,
+        Score,
+        ScorerOutput,
+        canonical_equal,
+        canonical_json,
+        canonical_text,
+        canonical_value,
+        current_tracer,
+        eval_scope,
+        evaluator,
+        message_to_openai,
+        to_langchain_messages,
+        to_openai_messages,
+    )
+    from .core.errors import (
+        CanonicalizationError,
+        EvalsError,
+        EvaluationFailure,
+        EvaluatorInputError,
+        EvaluatorUsageError,
+        FailureCode,
+        JudgeOutputError,
+        MessageFormatError,
+    )
     from .json_match import JsonMatch
     from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
     from .runtime import EvaluationRuntime, OnlineEvaluator
     from .simulation import MultiturnSimulation, SimulatedUser
+    from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
     from .trajectory import (
         GraphTrajectoryLLMJudge,
         GraphTrajectoryMatch,
@@ -62,26 +61,65 @@ if TYPE_CHECKING:
         extract_graph_trajectory,
     )
 
-# The families load on first use (the judge pulls in LangChain's prompt templates), so that
-# ``import langchain_evals_port`` stays cheap.
+# Every name loads on first use, the core included: importing any submodule (the pytest
+# plugin, which every pytest start in the environment imports) runs this file first, and
+# the core brings in langchain-core and pydantic.
 _LAZY = {
-    "Attachment": "judge",
-    "FewShotExample": "judge",
-    "LLMJudge": "judge",
-    "set_default_judge": "judge",
+    **dict.fromkeys(
+        (
+            "EvalInput",
+            "EvalOutput",
+            "EvalRequest",
+            "EvalTracer",
+            "Evaluator",
+            "EvaluatorResult",
+            "FunctionEvaluator",
+            "OnError",
+            "Outcome",
+            "Score",
+            "ScorerOutput",
+            "canonical_equal",
+            "canonical_json",
+            "canonical_text",
+            "canonical_value",
+            "current_tracer",
+            "eval_scope",
+            "evaluator",
+            "message_to_openai",
+            "to_langchain_messages",
+            "to_openai_messages",
+        ),
+        "core",
+    ),
+    **dict.fromkeys(
+        (
+            "CanonicalizationError",
+            "EvalsError",
+            "EvaluationFailure",
+            "EvaluatorInputError",
+            "EvaluatorUsageError",
+            "FailureCode",
+            "JudgeOutputError",
+            "MessageFormatError",
+        ),
+        "core.errors",
+    ),
+    **dict.fromkeys(("EmbeddingSimilarity", "ExactMatch", "LevenshteinDistance"), "string"),
+    **dict.fromkeys(("Attachment", "FewShotExample", "LLMJudge", "set_default_judge"), "judge"),
     "JsonMatch": "json_match",
-    "MultiturnSimulation": "simulation",
-    "SimulatedUser": "simulation",
-    "TrajectoryMatch": "trajectory",
-    "TrajectoryLLMJudge": "trajectory",
-    "GraphTrajectoryMatch": "trajectory",
-    "GraphTrajectoryLLMJudge": "trajectory",
-    "extract_graph_trajectory": "trajectory",
-    "EvaluationRuntime": "runtime",
-    "OnlineEvaluator": "runtime",
-    "code": None,
-    "prompts": None,
-    "runtime": None,
+    **dict.fromkeys(("MultiturnSimulation", "SimulatedUser"), "simulation"),
+    **dict.fromkeys(
+        (
+            "TrajectoryMatch",
+            "TrajectoryLLMJudge",
+            "GraphTrajectoryMatch",
+            "GraphTrajectoryLLMJudge",
+            "extract_graph_trajectory",
+        ),
+        "trajectory",
+    ),
+    **dict.fromkeys(("EvaluationRuntime", "OnlineEvaluator"), "runtime"),
+    **dict.fromkeys(("code", "prompts", "runtime"), None),
 }
 
 

@@ -9,18 +9,26 @@ that report to a test (under pytest-xdist, the report of the test's worker).
 
 At the end of the run the report is written, when anything was evaluated, to
 ``eval-report.md`` with ``.json`` and ``.html`` twins, and the run is appended to
-``eval-report.history.json`` beside it for the HTML trend charts. The previous ``.json`` is
-read once at start as the baseline of the ``change`` column and of ``--evals-max-drop``.
-Under pytest-xdist the workers send their results to the controller, which merges and
-writes them. In a test also marked ``@pytest.mark.langsmith``, every result is logged as that
-LangSmith test's feedback too (``langsmith.testing.log_feedback``).
+``eval-report.history.json`` beside it for the HTML trend charts. The ``change`` column
+compares with the pinned baseline when there is one, else with the previous run's ``.json``.
+Under pytest-xdist (optional) the workers send their results to the controller, which merges
+and writes them. In a test also marked ``@pytest.mark.langsmith``, every result is logged as
+that LangSmith test's feedback too (``langsmith.testing.log_feedback``).
 
-Options (each also an ini key of ``[tool.pytest.ini_options]``; the command line wins):
+The baseline of ``--evals-max-drop`` is pinned: a file of its own, which no run changes
+unless told to, so a regression fails every run until it is fixed or accepted. (Comparing
+with the previous run let a regression fail once and pass from its second run on.)
 
-- ``--evals-report PATH`` / ``evals_report``: where the Markdown goes; a command-line path is
-  relative to the invocation directory, an ini one to the rootdir.
+Options (the first three also ini keys of ``[tool.pytest.ini_options]``; the command line
+wins; a command-line path is relative to the invocation directory, an ini one to the rootdir):
+
+- ``--evals-report PATH`` / ``evals_report``: where the Markdown goes.
+- ``--evals-baseline PATH`` / ``evals_baseline``: the pinned baseline, a report's JSON. It
+  must exist and hold a report (else a usage error), except when it is being updated.
 - ``--evals-max-drop DROP`` / ``evals_max_drop``: fail the session when any key's mean is
-  more than ``DROP`` below the baseline's.
+  more than ``DROP`` below the pinned baseline's; needs ``--evals-baseline``.
+- ``--evals-update-baseline``: when the tests pass, write this run's figures to the pinned
+  baseline (drops are then reported as accepted, not failed); needs ``--evals-baseline``.
 - ``evals_autouse`` (ini only): open the scope around every test.
 """
 
@@ -32,16 +40,22 @@ import warnings
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from langchain_evals_port import eval_scope
-from langchain_evals_port.reporting import EvalReport
-from langchain_evals_port.reporting._summary import baseline_means
+if TYPE_CHECKING:
+    from langchain_evals_port.reporting import EvalReport
+
+# Every pytest start in the environment imports this module, so at load time it imports
+# nothing but pytest and the standard library; the evaluation machinery (langchain-core,
+# pydantic) is imported when a test first asks for the report.
 
 DEFAULT_REPORT = "eval-report.md"
 """Where the report goes without ``--evals-report`` or ``evals_report``, from the rootdir."""
+
+SUGGESTED_BASELINE = "eval-baseline.json"
+"""The name error messages suggest for a pinned baseline."""
 
 HISTORY_LIMIT = 20
 """How many past runs the history file keeps."""
@@ -56,9 +70,12 @@ class _EvalRun:
 
     path: Path
     max_drop: float | None
-    report: EvalReport = field(default_factory=EvalReport)
-    baseline: dict[str, float] = field(default_factory=dict)
+    baseline_path: Path | None = None
+    update_baseline: bool = False
+    report: EvalReport | None = None
+    baseline: dict[str, Any] | None = None
     written: bool = False
+    baseline_updated: bool = False
     drops: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -66,6 +83,14 @@ class _EvalRun:
     def history_path(self) -> Path:
         """The history file beside the report: ``eval-report.history.json``."""
         return self.path.with_suffix(".history.json")
+
+    def collecting(self) -> EvalReport:
+        """The run's report, made on first use (a run that evaluates nothing never loads it)."""
+        if self.report is None:
+            from langchain_evals_port.reporting import EvalReport
+
+            self.report = EvalReport()
+        return self.report
 
 
 _RUN = pytest.StashKey[_EvalRun]()
@@ -82,14 +107,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"where the evaluation report goes (default: {DEFAULT_REPORT} in the rootdir).",
     )
     group.addoption(
+        "--evals-baseline",
+        dest="evals_baseline",
+        metavar="PATH",
+        default=None,
+        help="the pinned baseline (a report's JSON) of --evals-max-drop and the change "
+        "column; only --evals-update-baseline writes it.",
+    )
+    group.addoption(
         "--evals-max-drop",
         dest="evals_max_drop",
         metavar="DROP",
         type=float,
         default=None,
-        help="fail the session when any key's mean falls more than DROP below the baseline.",
+        help="fail the session when any key's mean falls more than DROP below the pinned "
+        "baseline (needs --evals-baseline).",
+    )
+    group.addoption(
+        "--evals-update-baseline",
+        dest="evals_update_baseline",
+        action="store_true",
+        default=False,
+        help="when the tests pass, write this run's figures to the pinned baseline "
+        "(needs --evals-baseline).",
     )
     parser.addini("evals_report", "where the evaluation report goes, from the rootdir.")
+    parser.addini("evals_baseline", "the pinned baseline (a report's JSON), from the rootdir.")
     parser.addini("evals_max_drop", "fail when any key's mean falls more than this below.")
     parser.addini(
         "evals_autouse", "open an eval scope around every test.", type="bool", default=False
@@ -102,10 +145,22 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"{MARKER}: evaluators run by the test report into the run's evaluation report.",
     )
-    run = _EvalRun(path=_report_path(config), max_drop=_max_drop(config))
-    if not hasattr(config, "workerinput"):
-        run.baseline = _read_baseline(run.path.with_suffix(".json"), run.notes)
+    run = _EvalRun(
+        path=_report_path(config),
+        max_drop=_max_drop(config),
+        update_baseline=config.getoption("evals_update_baseline"),
+    )
+    run.baseline_path = _baseline_path(config, run)
+    if run.baseline_path is not None and not hasattr(config, "workerinput"):
+        run.baseline = _read_baseline(
+            run.baseline_path, _setting(config, "evals_baseline"), run.update_baseline, run.notes
+        )
     config.stash[_RUN] = run
+
+
+def _setting(config: pytest.Config, dest: str) -> str:
+    # Errors name a setting as the user gave it: the command-line option, else the ini key.
+    return "--" + dest.replace("_", "-") if config.getoption(dest) is not None else dest
 
 
 def _report_path(config: pytest.Config) -> Path:
@@ -118,7 +173,49 @@ def _report_path(config: pytest.Config) -> Path:
     )
     if path.suffix in (".json", ".html"):
         # The .json and .html twins are written beside the Markdown under its name.
-        raise pytest.UsageError(f"the evaluation report is the Markdown file; got {path.name}")
+        raise pytest.UsageError(
+            f"{_setting(config, 'evals_report')} is the Markdown file (its .json and .html "
+            f"twins go beside it); got {path.name}, did you mean {path.with_suffix('.md').name}?"
+        )
+    return path
+
+
+def _baseline_path(config: pytest.Config, run: _EvalRun) -> Path | None:
+    option: str | None = config.getoption("evals_baseline")
+    ini: str = config.getini("evals_baseline")
+    # The report's own files are rewritten by every run: pinning one of them would bring
+    # back the moving baseline that lets a regression pass on its second run.
+    rewritten = {p.resolve() for p in (run.path.with_suffix(".json"), run.history_path)}
+    suggestion = run.path.parent / SUGGESTED_BASELINE
+    if not (option or ini):
+        if run.update_baseline or run.max_drop is not None:
+            needing = (
+                "--evals-update-baseline"
+                if run.update_baseline
+                else _setting(config, "evals_max_drop")
+            )
+            raise pytest.UsageError(
+                f"{needing} needs a pinned baseline: pass --evals-baseline PATH or set "
+                f"evals_baseline in the ini (e.g. {suggestion}); --evals-update-baseline "
+                "writes it the first time"
+            )
+        return None
+    name = _setting(config, "evals_baseline")
+    path = config.invocation_params.dir / option if option else config.rootpath / ini
+    if path.suffix != ".json":
+        # Suggested as the user spelt it, unless that would be one of the report's own files.
+        spelt = Path(option or ini)
+        as_json = spelt.with_suffix(".json")
+        if path.with_suffix(".json").resolve() in rewritten:
+            as_json = spelt.parent / SUGGESTED_BASELINE
+        raise pytest.UsageError(
+            f"{name} is a report's JSON file; got {spelt}, did you mean {as_json}?"
+        )
+    if path.resolve() in rewritten:
+        raise pytest.UsageError(
+            f"{name} {path} is rewritten by every run of the report {run.path.name}; pin a "
+            f"file of its own, e.g. {suggestion}"
+        )
     return path
 
 
@@ -135,20 +232,28 @@ def _max_drop(config: pytest.Config) -> float | None:
     return drop
 
 
-def _read_baseline(path: Path, notes: list[str]) -> dict[str, float]:
+def _read_baseline(
+    path: Path, name: str, updating: bool, notes: list[str]
+) -> dict[str, Any] | None:
+    # A pinned baseline is a committed file: one that cannot be read is a mistake to stop
+    # at, not to run past (the drop check would pass with nothing to compare). Only a run
+    # that replaces it may go on without it.
     try:
-        text = path.read_text(encoding="utf-8")
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+        if not (isinstance(data, dict) and isinstance(data.get("keys"), dict)):
+            raise ValueError('no "keys" object')
     except FileNotFoundError:
-        return {}
-    except OSError as error:
-        notes.append(f"baseline {path} is unreadable ({error}); going on without it")
-        return {}
-    try:
-        data: Any = json.loads(text)
-    except ValueError as error:
-        notes.append(f"baseline {path} is not valid JSON ({error}); going on without it")
-        return {}
-    return baseline_means(data) if isinstance(data, dict) else {}
+        if updating:
+            return None
+        problem = "does not exist; write it with --evals-update-baseline"
+    except (OSError, ValueError) as error:
+        if updating:
+            notes.append(f"baseline {path} is not a report ({error}); replacing it")
+            return None
+        problem = f"is not a report's JSON ({error}); rewrite it with --evals-update-baseline"
+    else:
+        return data
+    raise pytest.UsageError(f"{name} {path} {problem}")
 
 
 @pytest.hookimpl(wrapper=True)
@@ -156,7 +261,9 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object
     """Run a marked test (setup, call and teardown) inside ``eval_scope(report)``."""
     if item.get_closest_marker(MARKER) is None and not item.config.getini("evals_autouse"):
         return (yield)
-    with eval_scope(item.config.stash[_RUN].report, *_langsmith_feedback(item)):
+    from langchain_evals_port.core import eval_scope
+
+    with eval_scope(item.config.stash[_RUN].collecting(), *_langsmith_feedback(item)):
         return (yield)
 
 
@@ -172,15 +279,20 @@ def _langsmith_feedback(item: pytest.Item) -> list[Any]:
 @pytest.fixture
 def eval_report(request: pytest.FixtureRequest) -> EvalReport:
     """The run's evaluation report (under pytest-xdist, this worker's part of it)."""
-    return request.config.stash[_RUN].report
+    return request.config.stash[_RUN].collecting()
 
 
+# pytest-xdist declares this hook; without it installed (or with ``-p no:xdist``) an
+# implementation pytest does not know would stop every run with an INTERNALERROR.
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """On the pytest-xdist controller, merge a finished worker's results into the report."""
     records = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT_KEY)
     if records:
+        from langchain_evals_port.reporting import EvalReport
+
         run: _EvalRun = node.config.stash[_RUN]
-        run.report = EvalReport.merged([run.report, EvalReport.from_records(records)])
+        run.report = EvalReport.merged([run.collecting(), EvalReport.from_records(records)])
 
 
 @pytest.hookimpl(trylast=True)
@@ -190,26 +302,46 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     run = config.stash[_RUN]
     workeroutput: dict[str, Any] | None = getattr(config, "workeroutput", None)
     if workeroutput is not None:
-        workeroutput[_WORKER_OUTPUT_KEY] = run.report.to_records()
+        workeroutput[_WORKER_OUTPUT_KEY] = run.report.to_records() if run.report else []
+        return
+    # A failing or interrupted run may be missing evaluations: it never becomes the baseline.
+    passed = session.exitstatus == pytest.ExitCode.OK
+    if run.report is None or not run.report.entries:
+        if run.update_baseline:
+            run.notes.append(
+                f"nothing was evaluated; the baseline {run.baseline_path} is unchanged"
+            )
         return
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run.written = run.report.write(
-            run.path, history_path=run.history_path, history_limit=HISTORY_LIMIT
+            run.path,
+            baseline_path=run.baseline_path,
+            update_baseline=run.update_baseline and passed,
+            history_path=run.history_path,
+            history_limit=HISTORY_LIMIT,
         )
-    # The baseline's problems were noted at start; the history's are news.
-    run.notes += [str(w.message) for w in caught if "baseline" not in str(w.message)]
+    run.baseline_updated = run.update_baseline and passed
+    if run.update_baseline and not passed:
+        run.notes.append(f"the tests did not pass; the baseline {run.baseline_path} is unchanged")
+    # A pinned baseline's problems were settled at start; the rest is news.
+    pinned = str(run.baseline_path) if run.baseline_path else None
+    run.notes += [str(w.message) for w in caught if not (pinned and pinned in str(w.message))]
     if run.max_drop is not None:
         run.drops = _drops(run)
-        if run.drops and session.exitstatus == pytest.ExitCode.OK:
+        # Accepting the figures into the baseline is accepting their drops too.
+        if run.drops and passed and not run.update_baseline:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _drops(run: _EvalRun) -> list[str]:
+    from langchain_evals_port.reporting._summary import baseline_means
+
     assert run.max_drop is not None
+    assert run.report is not None
     drops = []
     summaries = run.report.summaries()
-    for key, before in run.baseline.items():
+    for key, before in baseline_means(run.baseline).items():
         summary = summaries.get(key)
         if summary is None:
             continue
@@ -235,13 +367,19 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     for note in run.notes:
         terminalreporter.write_line(f"warning: {note}", yellow=True)
     if run.written:
+        compared = f"; compared with {run.baseline_path}" if run.baseline_path else ""
         terminalreporter.write_line(
             f"evaluation report written to {run.path} (+ .json, .html; history in "
-            f"{run.history_path.name})"
+            f"{run.history_path.name}{compared})"
         )
+    if run.baseline_updated:
+        terminalreporter.write_line(f"baseline {run.baseline_path} updated with this run")
     if run.drops:
-        terminalreporter.write_line(
-            f"FAILED: evaluation means dropped more than {run.max_drop} below the baseline: "
-            + ", ".join(run.drops),
-            red=True,
+        dropped = (
+            f"evaluation means dropped more than {run.max_drop} below the baseline "
+            f"{run.baseline_path}: " + ", ".join(run.drops)
         )
+        if run.baseline_updated:
+            terminalreporter.write_line(f"accepted into the baseline: {dropped}", yellow=True)
+        else:
+            terminalreporter.write_line(f"FAILED: {dropped}", red=True)

@@ -35,11 +35,15 @@ import threading
 import time
 from collections.abc import Mapping
 from contextvars import ContextVar
-
-from opentelemetry import metrics
+from typing import TYPE_CHECKING
 
 from langchain_evals_port.core._request import EvalRequest
 from langchain_evals_port.core._result import EvaluatorResult
+
+if TYPE_CHECKING:
+    # Only for annotations: the module imports without the ``otel`` extra, so walking or
+    # importing the package never needs it; a meter handed in brings the API with it.
+    from opentelemetry import metrics
 
 __all__ = ["OpenTelemetryEvalTracer", "automatic_tracer", "set_auto_metrics"]
 
@@ -121,6 +125,10 @@ def automatic_tracer() -> OpenTelemetryEvalTracer | None:
     """
     global _cached
     if not _auto_enabled or os.environ.get("LANGCHAIN_EVALS_OTEL", "").lower() == "off":
+        return None
+    try:
+        from opentelemetry import metrics
+    except ModuleNotFoundError:  # without the extra no provider can have been configured
         return None
     provider = metrics.get_meter_provider()
     if type(provider).__module__.startswith("opentelemetry.metrics"):

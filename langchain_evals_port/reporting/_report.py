@@ -203,6 +203,7 @@ class EvalReport:
         path: str | os.PathLike[str],
         *,
         baseline_path: str | os.PathLike[str] | None = None,
+        update_baseline: bool = False,
         history_path: str | os.PathLike[str] | None = None,
         history_limit: int = 20,
     ) -> bool:
@@ -213,9 +214,12 @@ class EvalReport:
 
         Args:
             path: Where the Markdown goes (e.g. ``evals-report.md``).
-            baseline_path: A previous run's JSON for the ``change`` column. Without one, the
-                ``.json`` twin left at ``path`` by the previous run is the baseline, when it
-                exists (its absence is normal on a first run and not warned about).
+            baseline_path: A previous run's JSON for the ``change`` column (a pinned
+                baseline). Without one, the ``.json`` twin left at ``path`` by the previous
+                run is the baseline, when it exists (its absence is normal on a first run and
+                not warned about).
+            update_baseline: Also write this run's JSON to ``baseline_path``, after reading
+                the old one for the ``change`` column; a missing old one is then no warning.
             history_path: A JSON list of past runs; this run is appended and the list is cut
                 to the newest ``history_limit`` runs. Without one, no history is kept.
             history_limit: How many runs the history keeps.
@@ -225,12 +229,16 @@ class EvalReport:
         """
         if history_limit < 1:
             raise ValueError(f"history_limit must be at least 1, got {history_limit}")
+        if update_baseline and baseline_path is None:
+            raise ValueError("update_baseline needs the baseline_path to write")
         if not self.entries:
             return False
         markdown_path = Path(path)
         json_path = markdown_path.with_suffix(".json")
         if baseline_path is not None:
-            baseline = _read_json(Path(baseline_path), "baseline", warn_if_missing=True)
+            baseline = _read_json(
+                Path(baseline_path), "baseline", warn_if_missing=not update_baseline
+            )
         else:
             baseline = _read_json(json_path, "baseline", warn_if_missing=False)
         history = _read_history(Path(history_path)) if history_path is not None else []
@@ -248,6 +256,9 @@ class EvalReport:
         if history_path is not None:
             kept = [*history, current][-history_limit:]
             _write_text(Path(history_path), json.dumps(kept, indent=2) + "\n")
+        if update_baseline:
+            assert baseline_path is not None  # checked above, before anything was written
+            _write_text(Path(baseline_path), json.dumps(current, indent=2) + "\n")
         return True
 
 

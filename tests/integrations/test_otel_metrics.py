@@ -218,3 +218,19 @@ def test_without_a_provider_there_is_no_automatic_tracer() -> None:
     with eval_scope(recording):
         ExactMatch()(outputs=1, reference_outputs=1)
     assert len(recording.events) == 2
+
+
+def test_the_module_imports_and_stays_off_without_the_otel_extra() -> None:
+    # None in sys.modules is how Python itself spells "not installed" (ModuleNotFoundError).
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["opentelemetry"] = None
+        from langchain_evals_port.integrations import otel
+        otel.set_auto_metrics(True)
+        print(otel.automatic_tracer())
+    """)
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "None"

@@ -211,24 +211,51 @@ def test_second_run_has_change_column_and_trend(pytester: pytest.Pytester) -> No
     assert [run["keys"]["quality"]["mean"] for run in history] == [0.9, 1.0]
 
 
-def test_max_drop_fails_naming_the_key(pytester: pytest.Pytester) -> None:
+PIN = ("--evals-baseline", "eval-baseline.json")
+
+
+def baseline_mean(pytester: pytest.Pytester) -> float:
+    return report_json(pytester, "eval-baseline.json")["keys"]["quality"]["mean"]
+
+
+def test_a_regression_fails_every_run_until_it_is_accepted(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
-    run(pytester, "--evals-max-drop", "0.05").assert_outcomes(passed=2)
-    pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
-    result = run(pytester, "--evals-max-drop", "0.05")
+    result = run(pytester, *PIN, "--evals-update-baseline")
     result.assert_outcomes(passed=2)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(
-        ["*dropped more than 0.05 below the baseline: quality 1.000 -> 0.900*"]
-    )
-    # The report is still written, so the next run's baseline is the dropped one.
-    assert report_json(pytester)["keys"]["quality"]["mean"] == 0.9
+    result.stdout.fnmatch_lines(["*baseline *eval-baseline.json updated with this run*"])
+    assert baseline_mean(pytester) == 1.0
+
+    # The bot got worse: every run fails, not only the first one after the change.
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
+    for _ in range(2):
+        result = run(pytester, *PIN, "--evals-max-drop", "0.05")
+        result.assert_outcomes(passed=2)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        result.stdout.fnmatch_lines(
+            [
+                "FAILED: evaluation means dropped more than 0.05 below the baseline "
+                "*eval-baseline.json: quality 1.000 -> 0.900"
+            ]
+        )
+        assert baseline_mean(pytester) == 1.0
+        assert "| quality | 0.900 | 2 | -0.100 |" in (pytester.path / "eval-report.md").read_text()
+
+    # Accepting the new figures passes and re-pins; the next run compares with them.
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05", "--evals-update-baseline")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["accepted into the baseline: *quality 1.000 -> 0.900"])
+    assert baseline_mean(pytester) == 0.9
+    assert run(pytester, *PIN, "--evals-max-drop", "0.05").ret == pytest.ExitCode.OK
+
+    # The trend keeps every run, apart from the baseline.
+    history = json.loads((pytester.path / "eval-report.history.json").read_text())
+    assert [r["keys"]["quality"]["mean"] for r in history] == [1.0, 0.9, 0.9, 0.9, 0.9]
 
 
 def test_max_drop_within_the_limit_passes(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nevals_max_drop = 0.1\n")
+    pytester.makeini("[pytest]\nevals_baseline = eval-baseline.json\nevals_max_drop = 0.1\n")
     pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
-    run(pytester).assert_outcomes(passed=2)
+    run(pytester, "--evals-update-baseline").assert_outcomes(passed=2)
     pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
     result = run(pytester)
     assert result.ret == pytest.ExitCode.OK
@@ -243,11 +270,106 @@ def test_bad_max_drop_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*evals_max_drop must be a number*"])
 
 
-def test_corrupt_baseline_does_not_fail(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize(
+    ("ini", "args", "message"),
+    [
+        (
+            "",
+            ["--evals-max-drop", "0.05"],
+            "*--evals-max-drop needs a pinned baseline: pass --evals-baseline PATH or set "
+            "evals_baseline in the ini (e.g. *eval-baseline.json)*",
+        ),
+        ("evals_max_drop = 0.05", [], "*evals_max_drop needs a pinned baseline*"),
+        ("", ["--evals-update-baseline"], "*--evals-update-baseline needs a pinned baseline*"),
+        (
+            "",
+            [*PIN],
+            "*--evals-baseline *eval-baseline.json does not exist; "
+            "write it with --evals-update-baseline*",
+        ),
+        (
+            "evals_baseline = eval-report.json",
+            ["--evals-update-baseline"],
+            "*evals_baseline *eval-report.json is rewritten by every run of the report "
+            "eval-report.md; pin a file of its own, e.g. *eval-baseline.json*",
+        ),
+        (
+            "",
+            ["--evals-baseline", "eval-report.history.json"],
+            "*--evals-baseline *eval-report.history.json is rewritten by every run*",
+        ),
+        (
+            "",
+            ["--evals-baseline", "baseline.md"],
+            "*--evals-baseline is a report's JSON file; got baseline.md, did you mean "
+            "baseline.json?*",
+        ),
+        (
+            "",
+            ["--evals-baseline", "eval-report.md"],
+            "*got eval-report.md, did you mean eval-baseline.json?*",
+        ),
+        (
+            "",
+            ["--evals-report", "report.json"],
+            "*--evals-report is the Markdown file (its .json and .html twins go beside it); "
+            "got report.json, did you mean report.md?*",
+        ),
+    ],
+    ids=[
+        "max-drop-without-baseline",
+        "ini-max-drop-without-baseline",
+        "update-without-baseline",
+        "missing-baseline",
+        "baseline-is-the-report-json",
+        "baseline-is-the-history",
+        "baseline-not-json",
+        "baseline-is-the-report",
+        "report-is-json",
+    ],
+)
+def test_misused_options_are_usage_errors_that_say_what_to_do(
+    pytester: pytest.Pytester, ini: str, args: list[str], message: str
+) -> None:
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    result = run(pytester, *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert not (pytester.path / "eval-baseline.json").exists()
+
+
+def test_a_corrupt_pinned_baseline_stops_the_run_until_it_is_rewritten(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    (pytester.path / "eval-baseline.json").write_text("<<<<<<< HEAD\n", encoding="utf-8")
+    result = run(pytester, *PIN, "--evals-max-drop", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*eval-baseline.json is not a report's JSON (*)*"])
+    result = run(pytester, *PIN, "--evals-update-baseline")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*baseline *eval-baseline.json is not a report (*); replacing it"])
+    assert baseline_mean(pytester) == 1.0
+
+
+def test_a_failing_run_does_not_update_the_baseline(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    run(pytester, *PIN, "--evals-update-baseline").assert_outcomes(passed=1)
+    pytester.makepyfile(SCORES.format(scores=[0.0]) + "\n\ndef test_broken():\n    assert False\n")
+    result = run(pytester, *PIN, "--evals-update-baseline")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*the tests did not pass; the baseline *eval-baseline.json is unchanged"]
+    )
+    assert baseline_mean(pytester) == 1.0
+
+
+def test_a_corrupt_previous_report_does_not_fail(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SCORES.format(scores=[1.0]))
     (pytester.path / "eval-report.json").write_text("{not json", encoding="utf-8")
     (pytester.path / "eval-report.history.json").write_text("[1, 2", encoding="utf-8")
-    result = run(pytester, "-W", "error", "--evals-max-drop", "0")
+    result = run(pytester, "-W", "error")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*baseline*is not valid JSON*", "*history*"])
     assert report_json(pytester)["keys"]["quality"]["mean"] == 1.0
@@ -256,11 +378,12 @@ def test_corrupt_baseline_does_not_fail(pytester: pytest.Pytester) -> None:
 def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(SCORES.format(scores=[1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.5, 0.5]))
-    result = pytester.runpytest_subprocess(*OPTS, "-n", "2")
+    result = pytester.runpytest_subprocess(*OPTS, "-n", "2", *PIN, "--evals-update-baseline")
     result.assert_outcomes(passed=8)
     figures = report_json(pytester)["keys"]["quality"]
     assert figures["count"] == 8
     assert figures["mean"] == 0.625
+    assert report_json(pytester, "eval-baseline.json")["keys"]["quality"] == figures
     markdown = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
     assert markdown.count("- quality (quality): ") == 8
     assert len(json.loads((pytester.path / "eval-report.history.json").read_text())) == 1
@@ -271,6 +394,34 @@ def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
         "eval-report.json",
         "eval-report.md",
     ]
+
+
+def test_without_xdist_an_unrelated_test_runs_and_a_report_is_still_written(
+    pytester: pytest.Pytester,
+) -> None:
+    # pytest-xdist is not a dependency: its hooks must not be required to start pytest.
+    pytester.makepyfile(
+        test_plain="def test_one():\n    assert 1 + 1 == 2\n",
+        test_scores=SCORES.format(scores=[1.0, 0.5]),
+    )
+    result = run(pytester, "-p", "no:xdist")
+    result.assert_outcomes(passed=3)
+    assert report_json(pytester)["keys"]["quality"]["mean"] == 0.75
+
+
+def test_an_inert_plugin_imports_nothing_but_itself(pytester: pytest.Pytester) -> None:
+    # Every pytest start in the environment pays for what the plugin imports.
+    pytester.makepyfile(
+        """
+        import sys
+
+        def test_modules():
+            ours = sorted(m for m in sys.modules if m.startswith("langchain_evals_port"))
+            assert ours == ["langchain_evals_port", "langchain_evals_port.pytest_plugin"]
+            assert "langchain_core" not in sys.modules
+        """
+    )
+    pytester.runpytest_subprocess(*OPTS).assert_outcomes(passed=1)
 
 
 def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None:
@@ -322,14 +473,8 @@ def test_quality():
 
 def test_max_drop_counts_a_key_without_verdicts_as_dropped(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
-    run(pytester).assert_outcomes(passed=2)
+    run(pytester, *PIN, "--evals-update-baseline").assert_outcomes(passed=2)
     pytester.makepyfile(UNSCORED)
-    result = run(pytester, "--evals-max-drop", "0.05")
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*quality 1.000 -> no verdicts*"])
-
-
-def test_a_json_report_path_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(SCORES.format(scores=[1.0]))
-    result = run(pytester, "--evals-report", "report.json")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -229,6 +229,26 @@ def test_write_with_an_explicit_baseline(tmp_path: Path) -> None:
     assert "| k | 0.550 | 1 | +0.050 | 0 | 0 |" in (tmp_path / "evals.md").read_text()
 
 
+def test_update_baseline_compares_with_the_old_one_then_replaces_it(tmp_path: Path) -> None:
+    baseline = tmp_path / "pinned" / "baseline.json"
+    path = tmp_path / "evals.md"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a first pin has nothing to compare with, silently
+        report_of(verdict("k", 0.5)).write(path, baseline_path=baseline, update_baseline=True)
+    assert json.loads(baseline.read_text())["keys"]["k"]["mean"] == 0.5
+    report_of(verdict("k", 0.75)).write(path, baseline_path=baseline, update_baseline=True)
+    assert "| k | 0.750 | 1 | +0.250 | 0 | 0 |" in path.read_text()
+    assert json.loads(baseline.read_text()) == json.loads(path.with_suffix(".json").read_text())
+    report_of(verdict("k", 0.0)).write(path, baseline_path=baseline)
+    assert json.loads(baseline.read_text())["keys"]["k"]["mean"] == 0.75
+
+
+def test_update_baseline_needs_a_baseline_path(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="update_baseline needs the baseline_path"):
+        report_of(verdict("k", 1.0)).write(tmp_path / "evals.md", update_baseline=True)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_missing_explicit_baseline_warns_and_is_ignored(tmp_path: Path) -> None:
     path = tmp_path / "evals.md"
     with pytest.warns(RuntimeWarning, match="does not exist"):

@@ -211,3 +211,27 @@ def test_timeouts_given_to_settings_as_timedelta_are_seconds(ledger_kind: str) -
         reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
         [record] = runtime.wait_for_evaluations(reply.interaction_id)
     assert record.outcome == Verdict(evaluation=Evaluation.of(True, "2 votes"))
+
+
+class Hasty(ThreeSteps):
+    """``ThreeSteps`` with no time to run even its first step."""
+
+    id = "hasty"
+
+    def settings(self) -> Settings:
+        return Settings.defaults().with_evaluation_timeout(1e-6)
+
+
+def test_a_timeout_before_the_first_step_on_a_new_ledger_is_recorded_as_a_timeout(
+    ledger_kind: str,
+) -> None:
+    # The thread is deleted before any checkpoint was written: the checkpointer's tables must
+    # exist by then, or the storage error would hide the timeout.
+    with runtime_testkit(bound(Hasty.id), [Hasty], ledger=ledger_kind) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+    assert isinstance(record.outcome, Failed), record.outcome
+    assert (record.outcome.error.type, record.outcome.error.code) == (
+        "EvaluationTimeoutError",
+        "timeout",
+    )

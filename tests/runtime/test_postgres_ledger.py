@@ -4,6 +4,7 @@ server without its password."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -174,6 +176,33 @@ def test_ledgers_opened_at_once_create_the_tables_once(postgres_dsn):
         ledger.close()
     assert count(postgres_dsn, "SELECT count(*) FROM ledger_schema") == 1
     assert count(postgres_dsn, "SELECT max(version) FROM ledger_schema") == SCHEMA_VERSION
+
+
+async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
+    postgres_database_dsn,
+):
+    # Six sessions at once, as six worker processes starting durable evaluations would.
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from langchain_evals_port.runtime._checkpoint import open_checkpointer
+    from langchain_evals_port.runtime._postgres import PostgresLedger
+
+    ledger = PostgresLedger(postgres_database_dsn)
+    try:
+        async with AsyncExitStack() as stack:
+            savers = await asyncio.gather(
+                *(stack.enter_async_context(open_checkpointer(ledger)) for _ in range(6))
+            )
+            assert len({id(saver) for saver in savers}) == 6
+            config = {"configurable": {"thread_id": "t-1", "checkpoint_ns": ""}}
+            assert [await saver.aget_tuple(config) for saver in savers] == [None] * 6
+    finally:
+        ledger.close()
+    migrations = len(AsyncPostgresSaver.MIGRATIONS)
+    assert count(postgres_database_dsn, "SELECT count(*) FROM checkpoint_migrations") == migrations
+    assert (
+        count(postgres_database_dsn, "SELECT max(v) FROM checkpoint_migrations") == migrations - 1
+    )
 
 
 def test_a_database_from_a_newer_version_is_refused(postgres_dsn):

@@ -580,3 +580,52 @@ def test_a_durable_evaluation_killed_mid_step_resumes_in_a_worker_on_postgres(
             "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (evaluation,)
         ).fetchone()
     assert checkpoints == 0  # a recorded evaluation's steps are deleted
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_ledger_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a brand-new ledger goes: a SQLite file, or a PostgreSQL database of its own
+    (LangGraph's checkpoint tables live beside the ledger's, whatever the schema)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "evals.db")
+    return str(request.getfixturevalue("postgres_database_dsn"))
+
+
+def test_durable_evaluations_started_together_on_a_new_ledger_all_reach_a_verdict(
+    tmp_path: Path, spawn: Spawn, new_ledger_location: str
+) -> None:
+    # The application and two workers each start durable evaluations at once on a ledger
+    # whose checkpoint tables do not exist yet: each process sets them up, once.
+    config = write_config(tmp_path, ThreeSteps.id)
+    argv = worker_argv(config, new_ledger_location, "--concurrency", "4")
+    argv[argv.index(WORKER_EVALUATORS)] = "_agents:ThreeSteps"
+    steps = tmp_path / "steps.log"
+    workers = [spawn(f"w{n}", argv, DURABLE_STEP_LOG=str(steps)) for n in range(2)]
+    for worker in workers:
+        wait_until(lambda w=worker: "worker started" in w.stderr(), 60, f"{worker.name} to start")
+    ledger = open_ledger(new_ledger_location)
+    try:
+        # Two at a time, so the workers get their share.
+        application = EvaluationRuntime.from_files(
+            config, evaluators=[ThreeSteps], ledger=ledger, concurrency=2
+        )
+        with application:
+            agent = application.bind(echo_agent(), agent_id=AGENT)
+            interaction_ids = [agent.invoke_detailed(f"q{n}").interaction_id for n in range(20)]
+            wait_until(lambda: ledger.pending_work() == 0, 60, "the evaluations")
+        records = all_evaluations(ledger)
+    finally:
+        ledger.close()
+    for worker in workers:
+        worker.send(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0, worker.stderr()
+    outcomes = {r.interaction_id: r.outcome for r in records}
+    assert set(outcomes) == set(interaction_ids)
+    assert {
+        i: o.evaluation.explanation if isinstance(o, Verdict) else o for i, o in outcomes.items()
+    } == dict.fromkeys(interaction_ids, "2 votes")
+    # The workers' steps (the application's are not logged): they took part.
+    ran_in = Counter(pid for _, pid in (line.split() for line in steps.read_text().splitlines()))
+    print(f"steps run per process: {dict(ran_in)}")
+    assert set(ran_in) <= {str(worker.pid) for worker in workers}
+    assert ran_in

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.runnables import Runnable
 
 from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult, current_tracer
+from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._capture import BoundAgent, InteractionCallbackHandler
@@ -391,7 +392,10 @@ class EvaluationRuntime:
                     tracer.on_start(unit.evaluator_id, request)
                 except Exception:  # a broken tracer never changes an evaluation
                     logger.exception("tracer %r failed on start", tracer)
-        return await self._executor.run(unit)
+        # ``_report`` publishes the recorded outcome, once and tagged with the agent; an
+        # offline evaluator or judge called inside must not add its own measurement.
+        with reported_by_caller():
+            return await self._executor.run(unit)
 
     async def _report(self, record: EvaluationRecord) -> None:
         if not self._tracers:

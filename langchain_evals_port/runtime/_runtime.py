@@ -87,8 +87,11 @@ class EvaluationRuntime:
         poll_interval: Seconds between looks for work queued by other processes.
         tracer: Reports each recorded evaluation (``on_start``/``on_result``); by default the
             ambient tracer at construction (OpenTelemetry metrics when configured).
-        langsmith_feedback: Also send each verdict as LangSmith feedback on the agent's run
-            (``True`` for a bounded default client, or a ``LangSmithFeedbackTracer``).
+        langsmith_feedback: Also send each recorded outcome as LangSmith feedback on the
+            agent's run (``True`` for a bounded default client, or a
+            ``LangSmithFeedbackTracer``): a verdict with its score and explanation; an
+            inconclusive or failed outcome without a score, its comment saying why
+            (``[inconclusive] reason``, ``[failed: code] message``).
         worker_id: Names this process's claims (default: host, pid and a random suffix).
         checkpointer: Where durable evaluators keep their steps (an async LangGraph
             checkpointer); by default one on the ledger's storage (the SQLite file, the

@@ -283,18 +283,25 @@ def stand_in() -> Recorded:
 # --- LangSmith feedback --------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("given", ["True", "a tracer"])
 def test_each_outcome_becomes_feedback_on_the_agents_run(
-    stand_in: Recorded, langsmith_endpoint: Any
+    stand_in: Recorded, langsmith_endpoint: Any, monkeypatch: pytest.MonkeyPatch, given: str
 ) -> None:
-    client = langsmith.Client(api_url=stand_in.url, api_key="test")
-    feedback = LangSmithFeedbackTracer(client)
+    # As documented: verdicts and also the outcomes that are not verdicts, so the run shows
+    # that its evaluation could not judge, and why, without a score to average.
+    feedback: bool | LangSmithFeedbackTracer
+    if given == "True":
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", stand_in.url)  # read by the default client
+        feedback = True
+    else:
+        feedback = LangSmithFeedbackTracer(langsmith.Client(api_url=stand_in.url, api_key="t"))
     with runtime_testkit(CONFIG, [Graded], langsmith_feedback=feedback) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         ids = {q: agent.invoke_detailed(q).interaction_id for q in ("good", "bad", "skip", "?")}
         for interaction_id in ids.values():
             runtime.wait_for_evaluations(interaction_id, timeout=10)
         run_ids = {q: runtime.ledger.get_interaction(i).run_id for q, i in ids.items()}
-    assert feedback.flush(timeout=10)
+    # Closing the runtime flushed its feedback.
 
     assert all(run_ids.values())
     sent = {body["run_id"]: body for body in stand_in.feedback() if body["key"] == "graded"}

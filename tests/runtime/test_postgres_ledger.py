@@ -310,6 +310,34 @@ def test_a_bad_pool_size_is_refused(pool_size):
         PostgresLedger("postgresql://127.0.0.1:1/x", pool_size=pool_size)
 
 
+def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
+    # psycopg is an optional extra: without it the runtime imports, and only creating a
+    # PostgresLedger fails, naming the extra to install.
+    code = (
+        "import sys\n"
+        "sys.modules['psycopg'] = sys.modules['psycopg_pool'] = None  # not installed\n"
+        "import langchain_evals_port.runtime as runtime\n"
+        "from langchain_evals_port.runtime import PostgresLedger\n"
+        "assert 'PostgresLedger' in runtime.__all__\n"
+        "try:\n"
+        "    PostgresLedger('postgresql://127.0.0.1:1/x')\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == (
+        'PostgresLedger needs psycopg 3 and psycopg-pool: pip install "langchain-evals-port[postgres]"'
+    )
+
+
 def test_importing_the_package_does_not_import_psycopg():
     code = (
         "import sys, langchain_evals_port, langchain_evals_port.runtime, "

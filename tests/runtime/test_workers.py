@@ -18,12 +18,15 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from _agents import ThreeSteps, echo_agent
 from _worker_evaluators import AGENT, EVALUATORS
 
+import langchain_evals_port
+from langchain_evals_port.cli import main
 from langchain_evals_port.runtime import (
     EvaluationRecord,
     EvaluationRuntime,
@@ -246,6 +249,26 @@ def test_evaluators_that_do_not_exist_exit_2_with_a_clear_message(
     stderr = worker.stderr()
     assert stderr.strip().splitlines() == [f"langchain-evals worker: {message}"], stderr
     assert not database.exists()  # it stopped before touching the ledger
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["worker", "--help"]])
+def test_help_is_plain_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: langchain-evals")
+    assert "run evaluations" in shown.lower()
+    assert "``" not in shown  # docstring markup
+
+
+def test_version_prints_the_package_version() -> None:
+    command = Path(sys.executable).with_name("langchain-evals")  # the installed script
+    shown = subprocess.run(
+        [str(command), "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert shown.stdout == f"langchain-evals {version('langchain-evals-port')}\n"
+    assert version("langchain-evals-port") == langchain_evals_port.__version__
 
 
 @pytest.mark.parametrize("mistake", ["not-evaluators", "missing-config"])

@@ -543,8 +543,7 @@ async def set_up_checkpoints(saver: AsyncPostgresSaver) -> None:
     from psycopg import AsyncConnection
 
     db = saver.conn
-    if not isinstance(db, AsyncConnection):
-        raise TypeError(f"expected a saver on one connection, got one on {db!r}")
+    assert isinstance(db, AsyncConnection)  # from_conn_string: one connection, not a pool
     while True:
         cursor = await db.execute("SELECT pg_try_advisory_lock(%s) AS locked", (_CHECKPOINT_LOCK,))
         row = await cursor.fetchone()

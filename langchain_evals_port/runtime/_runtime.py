@@ -427,6 +427,7 @@ class EvaluationRuntime:
             score: bool | float = (
                 evaluation.passed if evaluation.score is None else evaluation.score
             )
+            # ``passed`` keeps pass/fail apart from a numeric score (the metrics' pass rate).
             return EvaluatorResult(
                 key=record.evaluator_id,
                 score=score,

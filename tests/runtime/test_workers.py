@@ -472,6 +472,7 @@ def test_four_workers_record_2000_evaluations_exactly_once_though_one_is_killed(
                 WORKER_STARTED=str(started),
                 WORKER_LOG=str(done),
                 WORKER_SLEEP="0.005",
+                PGAPPNAME=f"w{n}",  # names its sessions in pg_stat_activity
             )
             for n in range(4)
         ]
@@ -481,9 +482,17 @@ def test_four_workers_record_2000_evaluations_exactly_once_though_one_is_killed(
         def victim_finished() -> int:
             return sum(pid == victim_pid for _, pid in logged(done))
 
+        def victim_sessions() -> int:
+            query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'w0'"
+            return int(watcher.execute(query).fetchone()[0])
+
         wait_until(lambda: victim_finished() >= 100, 60, "w0 to finish 100 evaluations")
+        assert victim_sessions() > 0
         victim.send(signal.SIGKILL)
         assert victim.wait(timeout=10) == -signal.SIGKILL
+        # The server still finishes what the victim sent before it died (a completion, say):
+        # its sessions end only then, and only then is what it held settled.
+        wait_until(lambda: victim_sessions() == 0, 10, "the dead worker's sessions to end")
         # What the dead worker held: its leases expire within a second, then others take over.
         held = {
             eid

@@ -1,12 +1,8 @@
-"""The ``langchain-evals`` command.
+"""The ``langchain-evals`` command line (``langchain-evals worker --config evals.yaml
+--evaluators mypackage.evals:EVALUATORS --ledger postgresql://...``).
 
-``langchain-evals worker --config evals.yaml --evaluators mypackage.evals:EVALUATORS
---ledger postgresql://...`` runs evaluations in a process of their own: it loads the same
-configuration files and evaluator code as the application, claims work from the shared
-ledger, and stops gracefully on SIGTERM or SIGINT — it claims nothing more, lets running
-evaluations finish within ``--grace`` seconds and hands the rest back to the ledger for
-another worker. Several workers on several machines share one PostgreSQL ledger (or, on one
-machine, one SQLite file) and never run one evaluation twice.
+What a worker does is told once, in its help text (``_WORKER``): plain text, because argparse
+prints it as written.
 """
 
 from __future__ import annotations
@@ -20,9 +16,20 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+import langchain_evals_port
+
 __all__ = ["load_evaluators", "main"]
 
 logger = logging.getLogger("langchain_evals_port.worker")
+
+_WORKER = (
+    "Run evaluations in a process of its own: load the same configuration files and "
+    "evaluator code as the application, claim work from the shared ledger, and stop "
+    "gracefully on SIGTERM or SIGINT - claim nothing more, let running evaluations finish "
+    "within --grace seconds and hand the rest back to the ledger for another worker. "
+    "Several workers on several machines share one PostgreSQL ledger (or, on one machine, "
+    "one SQLite file) and never run one evaluation twice."
+)
 
 
 def load_evaluators(spec: str) -> list[Any]:
@@ -49,9 +56,18 @@ def load_evaluators(spec: str) -> list[Any]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="langchain-evals", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="langchain-evals",
+        description="Online evaluation with langchain-evals-port: run the evaluations an "
+        "application queues in its ledger.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {langchain_evals_port.__version__}"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    worker = commands.add_parser("worker", help="run evaluations from a shared ledger")
+    worker = commands.add_parser(
+        "worker", help="run evaluations from a shared ledger", description=_WORKER
+    )
     worker.add_argument(
         "--config",
         action="append",

@@ -18,6 +18,9 @@ global meter provider, ``current_tracer()`` also yields an
 ``integrations.otel.OpenTelemetryEvalTracer`` on that provider, next to any ``eval_scope``
 tracer (both receive every event). Nothing here imports ``opentelemetry``; set
 ``LANGCHAIN_EVALS_OTEL=off`` or call ``integrations.otel.set_auto_metrics(False)`` to opt out.
+Inside ``reported_by_caller()`` — the online runtime's evaluations — the automatic tracer is
+left out: the caller publishes the evaluation's metrics itself, so a judge called inside must
+not add a second measurement of the same verdict.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ class EvalTracer(Protocol):
 _logger = logging.getLogger(__name__)
 
 _AMBIENT: ContextVar[EvalTracer | None] = ContextVar("langchain_evals_port_tracer", default=None)
+_CALLER_REPORTS: ContextVar[bool] = ContextVar("langchain_evals_port_caller_reports", default=False)
 
 
 @contextmanager
@@ -75,13 +79,25 @@ def eval_scope(tracer: EvalTracer, *more: EvalTracer) -> Iterator[EvalTracer]:
         _AMBIENT.reset(token)
 
 
+@contextmanager
+def reported_by_caller() -> Iterator[None]:
+    """Leave the automatic metrics of the evaluators run inside the block to the caller,
+    which reports the evaluation itself; ``eval_scope`` tracers still receive every event."""
+    token = _CALLER_REPORTS.set(True)
+    try:
+        yield
+    finally:
+        _CALLER_REPORTS.reset(token)
+
+
 def current_tracer() -> EvalTracer | None:
     """The tracer for evaluators without one of their own.
 
     That is the tracer of the innermost ``eval_scope`` and the automatic OpenTelemetry
     metrics tracer (see the module docstring), both when both exist; ``None`` when neither.
     """
-    ambient, automatic = _AMBIENT.get(), _automatic_tracer()
+    ambient = _AMBIENT.get()
+    automatic = None if _CALLER_REPORTS.get() else _automatic_tracer()
     if automatic is None or _publishes_metrics(ambient):
         return ambient
     if ambient is None:

@@ -3,8 +3,13 @@
 ``OpenTelemetryEvalTracer(meter)`` is an ``EvalTracer`` publishing, under the names the
 runtime uses:
 
-* ``evals.evaluation.score`` (histogram): the score of each verdict, booleans as 0/1, so
-  the mean is the pass rate. Inconclusive and failed results carry no score.
+* ``evals.evaluation.passed`` (histogram): 1 for each passing verdict and 0 for each failing
+  one, so the mean is the pass rate. A verdict passes or fails by its boolean score or, when
+  its score is a number, by the bool ``metadata["passed"]`` (the online runtime sets it on
+  every verdict); a number without it has no pass/fail.
+* ``evals.evaluation.score`` (histogram): each numeric score — never a boolean, so a length
+  or a similarity never mixes with the pass rate. Inconclusive and failed results carry no
+  score.
 * ``evals.evaluation.duration`` (histogram, seconds): for each result, the time from its
   evaluation's start to the moment the result is reported. A multi-key evaluation thus
   records one duration per result, each tagged with its own key, so every key's duration
@@ -54,7 +59,7 @@ class OpenTelemetryEvalTracer:
     """An ``EvalTracer`` that records evaluation metrics on an OpenTelemetry ``meter``.
 
     Args:
-        meter: The meter that creates the three instruments.
+        meter: The meter that creates the four instruments.
         attributes: Constant attributes added to every measurement.
     """
 
@@ -64,8 +69,11 @@ class OpenTelemetryEvalTracer:
 
     def __init__(self, meter: metrics.Meter, *, attributes: Mapping[str, str] | None = None):
         self._attributes = dict(attributes or {})
+        self._passed = meter.create_histogram(
+            "evals.evaluation.passed", unit="1", description="1 per passing, 0 per failing verdict"
+        )
         self._score = meter.create_histogram(
-            "evals.evaluation.score", unit="1", description="Score of each verdict"
+            "evals.evaluation.score", unit="1", description="Numeric score of each verdict"
         )
         self._duration = meter.create_histogram(
             "evals.evaluation.duration", unit="s", description="Time from start to each result"
@@ -84,7 +92,8 @@ class OpenTelemetryEvalTracer:
         self._starts.set({**(self._starts.get() or {}), evaluator: time.perf_counter()})
 
     def on_result(self, evaluator: str, result: EvaluatorResult) -> None:
-        """Record the result's outcome, its score if a verdict, and its duration."""
+        """Record the result's outcome, its pass/fail and numeric score if a verdict, and its
+        duration."""
         attributes = {
             **self._attributes,
             "evaluator": evaluator,
@@ -95,14 +104,25 @@ class OpenTelemetryEvalTracer:
         if agent is not None:
             attributes["agent"] = str(agent)
         self._outcomes.add(1, attributes)
-        if result.score is not None:
-            self._score.record(float(result.score), attributes)
+        passed = _passed(result)
+        if passed is not None:
+            self._passed.record(int(passed), attributes)
+        if isinstance(result.score, float):  # a bool is pass/fail, not a score
+            self._score.record(result.score, attributes)
         started = (self._starts.get() or {}).get(evaluator)
         if started is not None:
             self._duration.record(time.perf_counter() - started, attributes)
 
     def on_error(self, evaluator: str, error: BaseException) -> None:
         """Record nothing: a recorded failure is reported again as a failed result."""
+
+
+def _passed(result: EvaluatorResult) -> bool | None:
+    """Whether a verdict passed: its boolean score, else ``metadata["passed"]`` if a bool."""
+    if isinstance(result.score, bool):
+        return result.score
+    passed = result.metadata.get("passed") if result.is_verdict else None
+    return passed if isinstance(passed, bool) else None
 
 
 _auto_enabled = True

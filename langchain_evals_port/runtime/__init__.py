@@ -2,9 +2,10 @@
 
 ``EvaluationRuntime`` is the entry point: it binds agents (``runtime.bind(graph, agent_id=...,
 roles=[...])``), records every interaction in a ``Ledger`` (``SqliteLedger`` by default,
-``InMemoryLedger`` for tests) and runs the ``OnlineEvaluator``s the configuration binds to each
-agent in the background, recording one outcome per evaluation: a verdict (``Evaluation``,
-passing or failing), inconclusive, or Failed (an error). ``testkit`` has the test helpers.
+``PostgresLedger`` to scale out, ``InMemoryLedger`` for tests) and runs the
+``OnlineEvaluator``s the configuration binds to each agent in the background, recording one
+outcome per evaluation: a verdict (``Evaluation``, passing or failing), inconclusive, or Failed
+(an error). ``testkit`` has the test helpers.
 """
 
 from ._capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
@@ -38,6 +39,10 @@ from ._evaluator import EvaluationContext, EvaluatorFactory, OnlineEvaluator
 from ._ids import evaluation_id, sampled
 from ._ledger import InteractionNotFoundError, Ledger, export_jsonl, open_ledger
 from ._memory import InMemoryLedger
+
+# Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
+# ``PostgresLedger`` is created, so this package imports without it.
+from ._postgres import PostgresLedger
 from ._records import (
     Claim,
     EvaluationError,
@@ -99,6 +104,7 @@ __all__ = [
     "OnlineEvaluator",
     "Outcome",
     "Page",
+    "PostgresLedger",
     "Settings",
     "SqliteLedger",
     "StepTimeoutError",

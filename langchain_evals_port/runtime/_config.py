@@ -1,10 +1,27 @@
 """The ``evaluation`` configuration: which evaluator runs for which agent, and with what settings.
 
 The configuration is a mapping (from a dict, a YAML file or a TOML file) with one top-level key,
-``evaluation``, holding ``defaults`` and ``evaluators``; any other top-level key is ignored, so
-an application's own configuration may share the file. It is read and checked once, when the
+``evaluation``, holding ``defaults`` and ``evaluators``. It is read and checked once, when the
 ``EvaluationConfig`` is built: every mistake the runtime can detect is a ``ConfigurationError``
 at startup whose message starts with the full key path.
+
+Typos never pass silently. The fixed part of the document — the top level, ``evaluation``,
+``defaults`` and the two mappings under it — accepts only its own keys: anything else is an
+error naming the closest valid key. That includes the top level, as the specification asks:
+the document is the evaluation configuration and nothing else, so ``evaluaton:`` cannot
+configure nothing unnoticed. An application that keeps its own settings in the same file
+passes the section (``EvaluationConfig({"evaluation": settings["evaluation"]})``) or keeps the
+evaluation configuration in files of its own. Evaluator entries and bindings are open — any key
+that is not reserved is an evaluator property — but a key within a typo of a reserved key
+(``agent``, ``agent_role``, ``sampling_rate``, ``Enabled``: the package's usual close-match
+rule, on the key lower-cased with ``-`` read as ``_``) is an error too, rather than a property
+that leaves the evaluator unbound: name such a property otherwise.
+
+Hand-written checks, not pydantic models: most of the document is open mappings whose keys
+are properties, where a model can only say "extra input" without the closest key or where the
+key belongs instead; the fixed part is five small mappings whose values share their checks with
+the reserved keys of entries and bindings. Translating pydantic's errors into these messages
+would take more code than checking directly.
 
 Choosing an agent's binding. For each evaluator entry the first match wins:
 
@@ -36,6 +53,7 @@ the base.
 from __future__ import annotations
 
 import copy
+import difflib
 import enum
 import importlib
 import sys
@@ -73,6 +91,16 @@ _BUILT_IN_AGENT_DEFAULTS: Final[Mapping[str, Any]] = {
     "trigger_on_interrupt": False,
 }
 _BINDING_GROUPS: Final = ("agents", "agent_roles")
+_FIXED_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "": ("evaluation",),
+    "evaluation": ("defaults", "evaluators"),
+    "evaluation.defaults": ("agent", "evaluator"),
+    "evaluation.defaults.evaluator": ("enabled",),
+    "evaluation.defaults.agent": _BINDING_SETTINGS,
+}
+"""The keys each section of the fixed part accepts, by key path ("" is the top level)."""
+_CLOSE_MATCH: Final = 0.75
+"""The similarity from which a key counts as a typo of another (the core's rule for keywords)."""
 _TRIGGERS: Final = ("interaction",)
 _ANY_ROLE: Final = "*"
 
@@ -249,8 +277,8 @@ class EvaluationConfig:
     """The ``evaluation`` configuration, checked when built; immutable.
 
     Args:
-        data: A configuration document, ``{"evaluation": {...}}``. Other top-level keys are
-            ignored; ``None`` or a document without ``evaluation`` configures nothing.
+        data: A configuration document, ``{"evaluation": {...}}`` and nothing else; ``None``
+            or an empty document configures nothing.
 
     Raises:
         ConfigurationError: The configuration breaks a rule; the message names the key path.
@@ -276,11 +304,12 @@ class EvaluationConfig:
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         if data is not None and not isinstance(data, Mapping):
             raise TypeError(f"the configuration must be a mapping, got {type(data).__name__}")
-        section = _normalise_document(data or {}).get("evaluation")
-        evaluation = _mapping(copy.deepcopy(section), "evaluation")
-        _only(evaluation, ("defaults", "evaluators"), "evaluation", "unknown key")
+        document = _mapping(_normalise_document(data or {}), "")
+        _only(document, "")
+        evaluation = _mapping(copy.deepcopy(document.get("evaluation")), "evaluation")
+        _only(evaluation, "evaluation")
         defaults = _mapping(evaluation.get("defaults"), "evaluation.defaults")
-        _only(defaults, ("agent", "evaluator"), "evaluation.defaults", "unknown key")
+        _only(defaults, "evaluation.defaults")
         default_enabled = _parse_evaluator_defaults(defaults.get("evaluator"))
         self._agent_defaults = _parse_agent_defaults(defaults.get("agent"))
         evaluators = _mapping(evaluation.get("evaluators"), "evaluation.evaluators")
@@ -492,6 +521,10 @@ def _snake_case(entry: Mapping[Any, Any], key_path: str) -> dict[Any, Any]:
 # --- checking ------------------------------------------------------------------------------
 
 
+def _child(key_path: str, key: object) -> str:
+    return f"{key_path}.{key}" if key_path else str(key)
+
+
 def _mapping(value: object, key_path: str) -> Mapping[str, Any]:
     """The mapping at ``key_path`` (``null`` reads as empty); its keys must be strings."""
     if value is None:
@@ -500,15 +533,49 @@ def _mapping(value: object, key_path: str) -> Mapping[str, Any]:
         raise ConfigurationError(key_path, f"expected a mapping, got {type(value).__name__}")
     for key in value:
         if not isinstance(key, str):
-            raise ConfigurationError(f"{key_path}.{key!r}", "keys must be strings")
+            raise ConfigurationError(_child(key_path, repr(key)), "keys must be strings")
     return value
 
 
-def _only(mapping: Mapping[str, Any], allowed: Sequence[str], key_path: str, problem: str) -> None:
+def _closest(key: str, candidates: Sequence[str]) -> str | None:
+    """The candidate ``key`` is a typo of, if any (case and ``-`` versus ``_`` aside)."""
+    spelt = key.lower().replace("-", "_")
+    close = difflib.get_close_matches(spelt, candidates, n=1, cutoff=_CLOSE_MATCH)
+    return close[0] if close else None
+
+
+def _only(mapping: Mapping[str, Any], key_path: str) -> None:
+    """Reject a key the fixed section at ``key_path`` does not accept, naming the closest."""
+    allowed = _FIXED_KEYS[key_path]
     for key in mapping:
-        if key not in allowed:
+        if key in allowed:
+            continue
+        closest = _closest(key, allowed)
+        hint = f" (did you mean {closest!r}?)" if closest else ""
+        where = key_path or "the top level"
+        why = ""
+        if key_path.startswith("evaluation.defaults."):
+            why = "; evaluator properties go on an evaluator entry or binding"
+        elif not key_path:
+            why = "; give the evaluation section alone, without an application's other settings"
+        raise ConfigurationError(
+            _child(key_path, key),
+            f"unknown key{hint}; {where} accepts only {', '.join(allowed)}{why}",
+        )
+
+
+def _reject_near_misses(mapping: Mapping[str, Any], key_path: str) -> None:
+    """Reject a key that is not reserved but a typo of a reserved key: read as a property,
+    it would silently leave the evaluator unbound or its setting unset."""
+    for key in mapping:
+        if key in _RESERVED:
+            continue
+        closest = _closest(key, _RESERVED)
+        if closest is not None:
             raise ConfigurationError(
-                f"{key_path}.{key}", f"{problem}; {key_path} accepts only {', '.join(allowed)}"
+                f"{key_path}.{key}",
+                f"unknown key (did you mean {closest!r}?); a key this close to a reserved key "
+                "is not taken for an evaluator property, so rename it if it is one",
             )
 
 
@@ -556,15 +623,10 @@ def _check_values(mapping: Mapping[str, Any], key_path: str) -> None:
             check(mapping[key], f"{key_path}.{key}")
 
 
-_NO_PROPERTIES: Final = (
-    "not allowed here (evaluator properties go on an evaluator entry or binding)"
-)
-
-
 def _parse_evaluator_defaults(value: object) -> bool:
     key_path = "evaluation.defaults.evaluator"
     defaults = _mapping(value, key_path)
-    _only(defaults, ("enabled",), key_path, _NO_PROPERTIES)
+    _only(defaults, key_path)
     _check_values(defaults, key_path)
     return bool(defaults.get("enabled", True))
 
@@ -572,7 +634,7 @@ def _parse_evaluator_defaults(value: object) -> bool:
 def _parse_agent_defaults(value: object) -> Mapping[str, Any]:
     key_path = "evaluation.defaults.agent"
     defaults = _mapping(value, key_path)
-    _only(defaults, _BINDING_SETTINGS, key_path, _NO_PROPERTIES)
+    _only(defaults, key_path)
     _check_values(defaults, key_path)
     return {**_BUILT_IN_AGENT_DEFAULTS, **defaults}
 
@@ -587,6 +649,7 @@ def _parse_entry(evaluator_id: str, value: object, default_enabled: bool) -> _En
         "not allowed on an evaluator entry; set it on a binding under agents or agent_roles, "
         "or under evaluation.defaults.agent",
     )
+    _reject_near_misses(entry, key_path)
     _check_values(entry, key_path)
     return _Entry(
         evaluator_id=evaluator_id,
@@ -614,6 +677,7 @@ def _parse_binding(value: object, key_path: str) -> Mapping[str, Any]:
         "not allowed on a binding; set it on the evaluator entry",
     )
     _reject(binding, _BINDING_GROUPS, key_path, "not allowed on a binding; bindings do not nest")
+    _reject_near_misses(binding, key_path)
     _check_values(binding, key_path)
     return binding
 

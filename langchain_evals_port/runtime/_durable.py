@@ -115,6 +115,8 @@ class Settings:
         step_retry_interval: Seconds before the first retry of a step; each further retry
             waits twice as long as the one before.
 
+    A duration given as a ``timedelta`` (here or to a ``with_*`` method) is kept in seconds.
+
     Example:
         >>> from datetime import timedelta
         >>> s = Settings.defaults().with_evaluation_timeout(timedelta(minutes=5))
@@ -129,17 +131,21 @@ step_retry_interval=0.5)
     step_retry_interval: float = 0.5
 
     def __post_init__(self) -> None:
+        # Frozen: the checked values (seconds, whatever was given) are set past the freeze.
         for name in ("evaluation_timeout", "default_step_timeout"):
             if getattr(self, name) is not None:
-                _seconds(getattr(self, name), name)
+                object.__setattr__(self, name, _seconds(getattr(self, name), name))
         retries = self.max_step_retries
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ValueError(f"max_step_retries must be an int of at least 0, got {retries!r}")
-        interval = self.step_retry_interval
+        interval: object = self.step_retry_interval
+        if isinstance(interval, timedelta):
+            interval = interval.total_seconds()
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval < 0:
             raise ValueError(
                 f"step_retry_interval must be a number of seconds, at least 0, got {interval!r}"
             )
+        object.__setattr__(self, "step_retry_interval", float(interval))
 
     @classmethod
     def defaults(cls) -> Settings:

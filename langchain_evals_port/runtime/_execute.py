@@ -196,6 +196,7 @@ class UnitExecutor:
         self._durable = frozenset(durable)
         self._checkpointer = checkpointer
         self._engines: dict[str, DurableEngine] = {}
+        self._opening = asyncio.Lock()
         self._resources = AsyncExitStack()
         self._config = config
         self._ledger = ledger
@@ -299,6 +300,12 @@ class UnitExecutor:
         return self._record(unit, result.outcome, self._age(unit))
 
     async def _engine(self, evaluator_id: str) -> DurableEngine:
+        # Units run concurrently: without the lock, each of the first ones would open (and
+        # set up) a checkpointer of its own.
+        async with self._opening:
+            return await self._open_engine(evaluator_id)
+
+    async def _open_engine(self, evaluator_id: str) -> DurableEngine:
         engine = self._engines.get(evaluator_id)
         if engine is None:
             if self._checkpointer is None:

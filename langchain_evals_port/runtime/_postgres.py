@@ -6,6 +6,7 @@ Needs the ``postgres`` extra (``psycopg`` 3 with its pool); psycopg is imported 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Iterator, Sequence
@@ -31,16 +32,20 @@ from ._ledger import (
 from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg import Connection
     from psycopg_pool import ConnectionPool
 
-__all__ = ["PostgresLedger"]
+__all__ = ["PostgresLedger", "set_up_checkpoints"]
 
 SCHEMA_VERSION = 1
 """The layout of the tables below, kept in the ``ledger_schema`` table."""
 
 _SCHEMA_LOCK = 0x6C65_6467_6572_0001
 """The advisory lock that serialises creating the tables (two processes may start at once)."""
+
+_CHECKPOINT_LOCK = 0x6C65_6467_6572_0002
+"""The advisory lock that serialises setting up LangGraph's checkpoint tables."""
 
 # Ids sort in the "C" collation (code point order), as the other ledgers sort them in Python.
 # Records are JSON text in ``json`` columns: kept byte for byte, readable with ``->``/``->>``.
@@ -524,6 +529,31 @@ def _create_schema(db: Connection[tuple[Any, ...]], shown: str) -> None:
         db.execute(_SCHEMA)  # several statements: no parameters, so psycopg sends them as one
         db.execute("DELETE FROM ledger_schema")
         db.execute("INSERT INTO ledger_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+
+
+async def set_up_checkpoints(saver: AsyncPostgresSaver) -> None:
+    """Run LangGraph's checkpoint migrations (``saver.setup()``), one session at a time.
+
+    Sessions running ``setup()`` at once collide (each creates the tables and inserts the
+    migration versions), so it runs under an advisory lock on the saver's connection. A
+    session lock, as some migrations ``CREATE INDEX CONCURRENTLY``, which no transaction may
+    hold; and taken by polling, as a session blocked in ``pg_advisory_lock`` holds a
+    snapshot that ``CREATE INDEX CONCURRENTLY`` waits for: the two would deadlock.
+    """
+    from psycopg import AsyncConnection
+
+    db = saver.conn
+    assert isinstance(db, AsyncConnection)  # from_conn_string: one connection, not a pool
+    while True:
+        cursor = await db.execute("SELECT pg_try_advisory_lock(%s) AS locked", (_CHECKPOINT_LOCK,))
+        row = await cursor.fetchone()
+        if row is not None and row["locked"]:
+            break
+        await asyncio.sleep(0.05)
+    try:
+        await saver.setup()
+    finally:
+        await db.execute("SELECT pg_advisory_unlock(%s)", (_CHECKPOINT_LOCK,))
 
 
 def redact_dsn(dsn: str) -> str:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.runnables import Runnable
 
 from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult, current_tracer
+from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._capture import BoundAgent, InteractionCallbackHandler
@@ -86,8 +87,11 @@ class EvaluationRuntime:
         poll_interval: Seconds between looks for work queued by other processes.
         tracer: Reports each recorded evaluation (``on_start``/``on_result``); by default the
             ambient tracer at construction (OpenTelemetry metrics when configured).
-        langsmith_feedback: Also send each verdict as LangSmith feedback on the agent's run
-            (``True`` for a bounded default client, or a ``LangSmithFeedbackTracer``).
+        langsmith_feedback: Also send each recorded outcome as LangSmith feedback on the
+            agent's run (``True`` for a bounded default client, or a
+            ``LangSmithFeedbackTracer``): a verdict with its score and explanation; an
+            inconclusive or failed outcome without a score, its comment saying why
+            (``[inconclusive] reason``, ``[failed: code] message``).
         worker_id: Names this process's claims (default: host, pid and a random suffix).
         checkpointer: Where durable evaluators keep their steps (an async LangGraph
             checkpointer); by default one on the ledger's storage (the SQLite file, the
@@ -391,7 +395,10 @@ class EvaluationRuntime:
                     tracer.on_start(unit.evaluator_id, request)
                 except Exception:  # a broken tracer never changes an evaluation
                     logger.exception("tracer %r failed on start", tracer)
-        return await self._executor.run(unit)
+        # ``_report`` publishes the recorded outcome, once and tagged with the agent; an
+        # offline evaluator or judge called inside must not add its own measurement.
+        with reported_by_caller():
+            return await self._executor.run(unit)
 
     async def _report(self, record: EvaluationRecord) -> None:
         if not self._tracers:
@@ -420,6 +427,7 @@ class EvaluationRuntime:
             score: bool | float = (
                 evaluation.passed if evaluation.score is None else evaluation.score
             )
+            # ``passed`` keeps pass/fail apart from a numeric score (the metrics' pass rate).
             return EvaluatorResult(
                 key=record.evaluator_id,
                 score=score,

@@ -48,7 +48,7 @@ def tracer(reader: InMemoryMetricReader) -> OpenTelemetryEvalTracer:
     return OpenTelemetryEvalTracer(MeterProvider(metric_readers=[reader]).get_meter("test"))
 
 
-def test_booleans_score_as_0_and_1_so_the_mean_is_the_pass_rate(
+def test_booleans_are_pass_fail_as_1_and_0_so_the_mean_is_the_pass_rate(
     reader: InMemoryMetricReader, tracer: OpenTelemetryEvalTracer
 ) -> None:
     match = ExactMatch(tracer=tracer)
@@ -56,8 +56,9 @@ def test_booleans_score_as_0_and_1_so_the_mean_is_the_pass_rate(
         match.invoke({"outputs": outputs, "reference_outputs": "a"})
     points = collect(reader)
     verdict = tags("exact_match", "exact_match", "verdict")
-    score = points["evals.evaluation.score"][verdict]
-    assert (score.count, score.sum) == (3, 2.0)
+    passed = points["evals.evaluation.passed"][verdict]
+    assert (passed.count, passed.sum) == (3, 2)
+    assert "evals.evaluation.score" not in points  # a boolean is not a numeric score
     assert points["evals.evaluation.outcomes"][verdict].value == 3
     duration = points["evals.evaluation.duration"][verdict]
     assert duration.count == 3
@@ -84,6 +85,7 @@ def test_numbers_failures_and_constant_attributes(reader: InMemoryMetricReader) 
     score = points["evals.evaluation.score"]
     assert list(score) == [verdict]
     assert (score[verdict].count, score[verdict].sum) == (2, pytest.approx(1.0))
+    assert "evals.evaluation.passed" not in points  # a number alone has no pass/fail
     outcomes = points["evals.evaluation.outcomes"]
     assert (outcomes[verdict].value, outcomes[failed].value) == (2, 1)
     durations = points["evals.evaluation.duration"]

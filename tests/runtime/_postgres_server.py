@@ -3,7 +3,8 @@
 ``scripts/test.sh`` starts a throwaway server and sets the variable when it can. Without it
 the PostgreSQL tests skip, loudly — and fail under ``CI=true``, so a skipped service suite
 cannot pass CI. Each test works in a schema of its own (a fresh, uniquely named schema chosen
-through the DSN's ``search_path``), dropped afterwards, so tests may run in parallel.
+through the DSN's ``search_path``), dropped afterwards, so tests may run in parallel. A test
+about what a brand-new database does takes ``postgres_database_dsn``: a database of its own.
 """
 
 from __future__ import annotations
@@ -63,6 +64,37 @@ def fresh_schema(server_dsn: str) -> Iterator[str]:
     finally:
         with psycopg.connect(server_dsn, autocommit=True) as db:
             db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def with_database(dsn: str, database: str) -> str:
+    """``dsn`` naming ``database`` instead of its own (a URL stays a URL)."""
+    if dsn.startswith(("postgresql://", "postgres://")):
+        return urlunsplit(urlsplit(dsn)._replace(path=f"/{database}"))
+    from psycopg.conninfo import make_conninfo
+
+    return make_conninfo(dsn, dbname=database)
+
+
+@contextmanager
+def fresh_database(server_dsn: str) -> Iterator[str]:
+    """A DSN of a new, empty database on the server, dropped on exit."""
+    import psycopg
+
+    database = f"test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(server_dsn, autocommit=True) as db:
+        db.execute(f"CREATE DATABASE {database}")
+    try:
+        yield with_database(server_dsn, database)
+    finally:
+        with psycopg.connect(server_dsn, autocommit=True) as db:
+            db.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+
+
+@pytest.fixture
+def postgres_database_dsn() -> Iterator[str]:
+    """A DSN of a brand-new database of this test's own on the test server."""
+    with fresh_database(postgres_server_dsn()) as dsn:
+        yield dsn
 
 
 @pytest.fixture

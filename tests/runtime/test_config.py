@@ -234,20 +234,29 @@ def test_null_sections_mean_empty():
     assert config.config_for("q", "a", []) == {}
 
 
-@pytest.mark.parametrize(
-    "document",
-    [None, {}, {"evaluation": None}, {"evaluation": {}}, {"app": {"port": 8080}}],
-)
+@pytest.mark.parametrize("document", [None, {}, {"evaluation": None}, {"evaluation": {}}])
 def test_nothing_configured(document):
     config = EvaluationConfig.from_mapping(document)
     assert config.evaluator_ids == ()
     assert config.bindings_for("a", ["r"]) == []
 
 
-def test_other_top_level_keys_are_ignored():
-    config = EvaluationConfig.from_mapping(
-        {"app": {"anything": [1, 2]}, "evaluation": {"evaluators": {"q": {}}}}
+def test_a_misspelt_evaluation_section_is_an_error():
+    error = startup_error({"evaluaton": {"evaluators": {"q": {"agents": {"a": {}}}}}})
+    assert error.key_path == "evaluaton"
+    assert str(error).startswith(
+        "evaluaton: unknown key (did you mean 'evaluation'?); the top level accepts only evaluation"
     )
+
+
+def test_other_top_level_keys_are_errors():
+    # The document is the evaluation configuration alone: an application passes the section.
+    settings = {"app": {"port": 8080}, "evaluation": {"evaluators": {"q": {}}}}
+    error = startup_error(settings)
+    assert error.key_path == "app"
+    assert "unknown key; the top level accepts only evaluation" in str(error)
+    assert "give the evaluation section alone" in str(error)
+    config = EvaluationConfig.from_mapping({"evaluation": settings["evaluation"]})
     assert config.evaluator_ids == ("q",)
 
 
@@ -794,6 +803,72 @@ def test_an_unknown_key_under_evaluation_is_an_error(key):
     assert error.key_path == f"evaluation.{key}"
     assert "unknown key" in str(error)
     assert "defaults, evaluators" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("document", "key_path", "suggestion"),
+    [
+        ({"evaluation": {"evaluator": {}}}, "evaluation.evaluator", "evaluators"),
+        ({"evaluation": {"Defaults": {}}}, "evaluation.Defaults", "defaults"),
+        ({"evaluation": {"defaults": {"agents": {}}}}, "evaluation.defaults.agents", "agent"),
+        (
+            {"evaluation": {"defaults": {"agent": {"sampling_rate": 0.5}}}},
+            "evaluation.defaults.agent.sampling_rate",
+            "sampling_ratio",
+        ),
+        (
+            {"evaluation": {"defaults": {"evaluator": {"enable": False}}}},
+            "evaluation.defaults.evaluator.enable",
+            "enabled",
+        ),
+    ],
+)
+def test_an_unknown_key_of_the_fixed_part_names_the_closest_valid_key(
+    document, key_path, suggestion
+):
+    error = startup_error(document)
+    assert error.key_path == key_path
+    assert str(error).startswith(f"{key_path}: unknown key (did you mean {suggestion!r}?); ")
+    assert "accepts only" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("entry", "key_path", "suggestion"),
+    [
+        # The example: ``agent`` for ``agents`` bound nothing.
+        ({"agent": {"a": {}}}, "evaluation.evaluators.q.agent", "agents"),
+        ({"agent_role": {"*": {}}}, "evaluation.evaluators.q.agent_role", "agent_roles"),
+        ({"agentRoles": {"*": {}}}, "evaluation.evaluators.q.agentRoles", "agent_roles"),
+        ({"Enabled": False}, "evaluation.evaluators.q.Enabled", "enabled"),
+        ({"controlid": "c"}, "evaluation.evaluators.q.controlid", "control_id"),
+        (
+            {"agents": {"a": {"sampling_rate": 0.1}}},
+            "evaluation.evaluators.q.agents.a.sampling_rate",
+            "sampling_ratio",
+        ),
+        (
+            {"agent_roles": {"r": {"trigger_on_fail": True}}},
+            "evaluation.evaluators.q.agent_roles.r.trigger_on_fail",
+            "trigger_on_failure",
+        ),
+        (
+            {"agents": {"a": {"triggers": "x"}}},
+            "evaluation.evaluators.q.agents.a.triggers",
+            "trigger",
+        ),
+    ],
+)
+def test_a_typo_of_a_reserved_key_is_an_error_not_a_property(entry, key_path, suggestion):
+    error = evaluators_error({"q": entry})
+    assert error.key_path == key_path
+    assert str(error).startswith(f"{key_path}: unknown key (did you mean {suggestion!r}?); ")
+    assert "rename it if it is one" in str(error)
+
+
+def test_properties_unlike_any_reserved_key_are_kept():
+    properties = {"min_length": 20, "events": ["x"], "agent_id": "a", "model": "m", "label": "l"}
+    config = config_of({"q": {**properties, "agents": {"a": properties}}})
+    assert dict(config.config_for("q", "a", [])) == properties
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ resumed, timed out, failed — with the ledger's own checkpointer."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from langchain_evals_port.runtime import (
     Inconclusive,
     InMemoryLedger,
     Settings,
+    Verdict,
     evaluation_id,
 )
 from langchain_evals_port.runtime.testkit import runtime_testkit
@@ -188,3 +190,48 @@ def test_a_storage_hiccup_retries_the_durable_evaluation_without_losing_it() -> 
         [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
     assert ledger.failures == 0
     assert record.evaluation == Evaluation.of(True, "2 votes")
+
+
+class PatientSteps(ThreeSteps):
+    """``ThreeSteps`` with its settings built in the constructor, timeouts as ``timedelta``."""
+
+    id = "patient-steps"
+
+    def settings(self) -> Settings:
+        return Settings(
+            evaluation_timeout=timedelta(minutes=5),
+            default_step_timeout=timedelta(seconds=30),
+            step_retry_interval=timedelta(milliseconds=10),
+        )
+
+
+def test_timeouts_given_to_settings_as_timedelta_are_seconds(ledger_kind: str) -> None:
+    assert PatientSteps().settings() == Settings(300.0, 30.0, 0, 0.01)
+    with runtime_testkit(bound(PatientSteps.id), [PatientSteps], ledger=ledger_kind) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+    assert record.outcome == Verdict(evaluation=Evaluation.of(True, "2 votes"))
+
+
+class Hasty(ThreeSteps):
+    """``ThreeSteps`` with no time to run even its first step."""
+
+    id = "hasty"
+
+    def settings(self) -> Settings:
+        return Settings.defaults().with_evaluation_timeout(1e-6)
+
+
+def test_a_timeout_before_the_first_step_on_a_new_ledger_is_recorded_as_a_timeout(
+    ledger_kind: str,
+) -> None:
+    # The thread is deleted before any checkpoint was written: the checkpointer's tables must
+    # exist by then, or the storage error would hide the timeout.
+    with runtime_testkit(bound(Hasty.id), [Hasty], ledger=ledger_kind) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+    assert isinstance(record.outcome, Failed), record.outcome
+    assert (record.outcome.error.type, record.outcome.error.code) == (
+        "EvaluationTimeoutError",
+        "timeout",
+    )

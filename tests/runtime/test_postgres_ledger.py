@@ -4,6 +4,7 @@ server without its password."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
@@ -176,6 +178,33 @@ def test_ledgers_opened_at_once_create_the_tables_once(postgres_dsn):
     assert count(postgres_dsn, "SELECT max(version) FROM ledger_schema") == SCHEMA_VERSION
 
 
+async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
+    postgres_database_dsn,
+):
+    # Six sessions at once, as six worker processes starting durable evaluations would.
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from langchain_evals_port.runtime._checkpoint import open_checkpointer
+    from langchain_evals_port.runtime._postgres import PostgresLedger
+
+    ledger = PostgresLedger(postgres_database_dsn)
+    try:
+        async with AsyncExitStack() as stack:
+            savers = await asyncio.gather(
+                *(stack.enter_async_context(open_checkpointer(ledger)) for _ in range(6))
+            )
+            assert len({id(saver) for saver in savers}) == 6
+            config = {"configurable": {"thread_id": "t-1", "checkpoint_ns": ""}}
+            assert [await saver.aget_tuple(config) for saver in savers] == [None] * 6
+    finally:
+        ledger.close()
+    migrations = len(AsyncPostgresSaver.MIGRATIONS)
+    assert count(postgres_database_dsn, "SELECT count(*) FROM checkpoint_migrations") == migrations
+    assert (
+        count(postgres_database_dsn, "SELECT max(v) FROM checkpoint_migrations") == migrations - 1
+    )
+
+
 def test_a_database_from_a_newer_version_is_refused(postgres_dsn):
     from langchain_evals_port.runtime._postgres import SCHEMA_VERSION, PostgresLedger
 
@@ -279,6 +308,34 @@ def test_a_bad_pool_size_is_refused(pool_size):
 
     with pytest.raises(ValueError, match="pool_size"):
         PostgresLedger("postgresql://127.0.0.1:1/x", pool_size=pool_size)
+
+
+def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
+    # psycopg is an optional extra: without it the runtime imports, and only creating a
+    # PostgresLedger fails, naming the extra to install.
+    code = (
+        "import sys\n"
+        "sys.modules['psycopg'] = sys.modules['psycopg_pool'] = None  # not installed\n"
+        "import langchain_evals_port.runtime as runtime\n"
+        "from langchain_evals_port.runtime import PostgresLedger\n"
+        "assert 'PostgresLedger' in runtime.__all__\n"
+        "try:\n"
+        "    PostgresLedger('postgresql://127.0.0.1:1/x')\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == (
+        'PostgresLedger needs psycopg 3 and psycopg-pool: pip install "langchain-evals-port[postgres]"'
+    )
 
 
 def test_importing_the_package_does_not_import_psycopg():

@@ -4,11 +4,15 @@ the agent's run, and LangSmith traces of the evaluator runs."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import langsmith
@@ -24,6 +28,8 @@ from langchain_evals_port.integrations.langsmith import LangSmithFeedbackTracer
 from langchain_evals_port.integrations.otel import OpenTelemetryEvalTracer
 from langchain_evals_port.runtime import Evaluation, EvaluationContext, OnlineEvaluator
 from langchain_evals_port.runtime.testkit import runtime_testkit
+
+HERE = Path(__file__).resolve().parent
 
 pytestmark = pytest.mark.filterwarnings("ignore:Creating feedback for a run without session_id")
 
@@ -97,16 +103,98 @@ def test_evaluations_publish_outcomes_scores_and_durations_per_agent() -> None:
         tags("failed", "support-agent"): 1,
         tags("verdict", "billing-agent"): 2,
     }
-    # Verdicts only: the score when given, else pass/fail as 1/0.
-    scores = points["evals.evaluation.score"]
-    assert set(scores) == {tags("verdict", "support-agent"), tags("verdict", "billing-agent")}
-    support_scores = scores[tags("verdict", "support-agent")]
-    assert (support_scores.count, support_scores.sum) == (2, 0.75)
-    billing_scores = scores[tags("verdict", "billing-agent")]
-    assert (billing_scores.count, billing_scores.sum) == (2, 1.5)
+    # Verdicts only: every one passes (1) or fails (0); numeric scores, where given, apart.
+    passed = {key: (p.count, p.sum) for key, p in points["evals.evaluation.passed"].items()}
+    assert passed == {
+        tags("verdict", "support-agent"): (2, 1),
+        tags("verdict", "billing-agent"): (2, 2),
+    }
+    scores = {key: (p.count, p.sum) for key, p in points["evals.evaluation.score"].items()}
+    assert scores == {
+        tags("verdict", "support-agent"): (1, 0.75),
+        tags("verdict", "billing-agent"): (2, 1.5),
+    }
     durations = points["evals.evaluation.duration"]
     assert {key: point.count for key, point in durations.items()} == outcomes
     assert all(point.sum > 0 for point in durations.values())
+
+
+# An application that set a global meter provider (so the automatic tracer is on) binds an
+# offline judge under its own feedback key, and an evaluator whose verdict carries a free
+# numeric score (the reply's length). In a child process: the global provider is set once.
+GLOBAL_PROVIDER_CHILD = """
+import json
+from opentelemetry import metrics
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from _agents import ReplyLength, echo_agent
+from langchain_evals_port.judge import LLMJudge
+from langchain_evals_port.runtime import OnlineEvaluator
+from langchain_evals_port.runtime.testkit import runtime_testkit
+from langchain_evals_port.testing import ScriptedChatModel
+
+reader = InMemoryMetricReader()
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+judge = LLMJudge(
+    prompt="Question: {inputs}\\nReply: {outputs}\\nIs the reply polite?",
+    feedback_key="politeness",
+    model=ScriptedChatModel([{"reasoning": "Courteous.", "score": True}]),
+)
+politeness = OnlineEvaluator.from_evaluator("politeness", judge)
+bound = {"agents": {"support-agent": {}}}
+config = {"evaluation": {"evaluators": {"politeness": bound, "reply-length": bound}}}
+with runtime_testkit(config, [politeness, ReplyLength]) as runtime:
+    reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("Refund?")
+    runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
+points = []
+for resource in reader.get_metrics_data().resource_metrics:
+    for scope in resource.scope_metrics:
+        for metric in scope.metrics:
+            for point in metric.data.data_points:
+                measured = getattr(point, "value", None)
+                if measured is None:
+                    measured = [point.count, point.sum]
+                points.append([metric.name, dict(point.attributes), measured])
+print(json.dumps(points))
+"""
+
+
+def test_each_evaluation_is_measured_once_per_key_and_pass_fail_apart_from_scores() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", GLOBAL_PROVIDER_CHILD],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent.parent)])},
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    measured = {
+        (name, tuple(sorted(attributes.items()))): value
+        for name, attributes, value in json.loads(completed.stdout)
+    }
+
+    def tagged(evaluator: str) -> tuple[tuple[str, str], ...]:
+        attributes = {"evaluator": evaluator, "feedback_key": evaluator, "outcome": "verdict"}
+        return tuple(sorted({**attributes, "agent": "support-agent"}.items()))
+
+    reply_length = len("You asked: Refund?")
+    durations = {key for key in measured if key[0] == "evals.evaluation.duration"}
+    assert durations == {
+        ("evals.evaluation.duration", tagged("politeness")),
+        ("evals.evaluation.duration", tagged("reply-length")),
+    }
+    assert {key: value for key, value in measured.items() if key not in durations} == {
+        # One outcome per evaluation, from the runtime (tagged with the agent); the judge
+        # inside reports nothing of its own.
+        ("evals.evaluation.outcomes", tagged("politeness")): 1,
+        ("evals.evaluation.outcomes", tagged("reply-length")): 1,
+        # Pass/fail, whose mean is the pass rate: every verdict.
+        ("evals.evaluation.passed", tagged("politeness")): [1, 1],
+        ("evals.evaluation.passed", tagged("reply-length")): [1, 1],
+        # Numeric scores only.
+        ("evals.evaluation.score", tagged("reply-length")): [1, reply_length],
+    }
 
 
 # --- a LangSmith stand-in that keeps bodies ------------------------------------------------
@@ -195,18 +283,25 @@ def stand_in() -> Recorded:
 # --- LangSmith feedback --------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("given", ["True", "a tracer"])
 def test_each_outcome_becomes_feedback_on_the_agents_run(
-    stand_in: Recorded, langsmith_endpoint: Any
+    stand_in: Recorded, langsmith_endpoint: Any, monkeypatch: pytest.MonkeyPatch, given: str
 ) -> None:
-    client = langsmith.Client(api_url=stand_in.url, api_key="test")
-    feedback = LangSmithFeedbackTracer(client)
+    # As documented: verdicts and also the outcomes that are not verdicts, so the run shows
+    # that its evaluation could not judge, and why, without a score to average.
+    feedback: bool | LangSmithFeedbackTracer
+    if given == "True":
+        monkeypatch.setenv("LANGSMITH_ENDPOINT", stand_in.url)  # read by the default client
+        feedback = True
+    else:
+        feedback = LangSmithFeedbackTracer(langsmith.Client(api_url=stand_in.url, api_key="t"))
     with runtime_testkit(CONFIG, [Graded], langsmith_feedback=feedback) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         ids = {q: agent.invoke_detailed(q).interaction_id for q in ("good", "bad", "skip", "?")}
         for interaction_id in ids.values():
             runtime.wait_for_evaluations(interaction_id, timeout=10)
         run_ids = {q: runtime.ledger.get_interaction(i).run_id for q, i in ids.items()}
-    assert feedback.flush(timeout=10)
+    # Closing the runtime flushed its feedback.
 
     assert all(run_ids.values())
     sent = {body["run_id"]: body for body in stand_in.feedback() if body["key"] == "graded"}

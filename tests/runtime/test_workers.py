@@ -18,12 +18,15 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 from _agents import ThreeSteps, echo_agent
 from _worker_evaluators import AGENT, EVALUATORS
 
+import langchain_evals_port
+from langchain_evals_port.cli import main
 from langchain_evals_port.runtime import (
     EvaluationRecord,
     EvaluationRuntime,
@@ -248,6 +251,26 @@ def test_evaluators_that_do_not_exist_exit_2_with_a_clear_message(
     assert not database.exists()  # it stopped before touching the ledger
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["worker", "--help"]])
+def test_help_is_plain_text(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("usage: langchain-evals")
+    assert "run evaluations" in shown.lower()
+    assert "``" not in shown  # docstring markup
+
+
+def test_version_prints_the_package_version() -> None:
+    command = Path(sys.executable).with_name("langchain-evals")  # the installed script
+    shown = subprocess.run(
+        [str(command), "--version"], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert shown.stdout == f"langchain-evals {version('langchain-evals-port')}\n"
+    assert version("langchain-evals-port") == langchain_evals_port.__version__
+
+
 @pytest.mark.parametrize("mistake", ["not-evaluators", "missing-config"])
 def test_other_usage_errors_exit_2_with_a_one_line_message(
     tmp_path: Path, spawn: Spawn, mistake: str
@@ -449,6 +472,7 @@ def test_four_workers_record_2000_evaluations_exactly_once_though_one_is_killed(
                 WORKER_STARTED=str(started),
                 WORKER_LOG=str(done),
                 WORKER_SLEEP="0.005",
+                PGAPPNAME=f"w{n}",  # names its sessions in pg_stat_activity
             )
             for n in range(4)
         ]
@@ -458,9 +482,17 @@ def test_four_workers_record_2000_evaluations_exactly_once_though_one_is_killed(
         def victim_finished() -> int:
             return sum(pid == victim_pid for _, pid in logged(done))
 
+        def victim_sessions() -> int:
+            query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'w0'"
+            return int(watcher.execute(query).fetchone()[0])
+
         wait_until(lambda: victim_finished() >= 100, 60, "w0 to finish 100 evaluations")
+        assert victim_sessions() > 0
         victim.send(signal.SIGKILL)
         assert victim.wait(timeout=10) == -signal.SIGKILL
+        # The server still finishes what the victim sent before it died (a completion, say):
+        # its sessions end only then, and only then is what it held settled.
+        wait_until(lambda: victim_sessions() == 0, 10, "the dead worker's sessions to end")
         # What the dead worker held: its leases expire within a second, then others take over.
         held = {
             eid
@@ -580,3 +612,52 @@ def test_a_durable_evaluation_killed_mid_step_resumes_in_a_worker_on_postgres(
             "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (evaluation,)
         ).fetchone()
     assert checkpoints == 0  # a recorded evaluation's steps are deleted
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_ledger_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a brand-new ledger goes: a SQLite file, or a PostgreSQL database of its own
+    (LangGraph's checkpoint tables live beside the ledger's, whatever the schema)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "evals.db")
+    return str(request.getfixturevalue("postgres_database_dsn"))
+
+
+def test_durable_evaluations_started_together_on_a_new_ledger_all_reach_a_verdict(
+    tmp_path: Path, spawn: Spawn, new_ledger_location: str
+) -> None:
+    # The application and two workers each start durable evaluations at once on a ledger
+    # whose checkpoint tables do not exist yet: each process sets them up, once.
+    config = write_config(tmp_path, ThreeSteps.id)
+    argv = worker_argv(config, new_ledger_location, "--concurrency", "4")
+    argv[argv.index(WORKER_EVALUATORS)] = "_agents:ThreeSteps"
+    steps = tmp_path / "steps.log"
+    workers = [spawn(f"w{n}", argv, DURABLE_STEP_LOG=str(steps)) for n in range(2)]
+    for worker in workers:
+        wait_until(lambda w=worker: "worker started" in w.stderr(), 60, f"{worker.name} to start")
+    ledger = open_ledger(new_ledger_location)
+    try:
+        # Two at a time, so the workers get their share.
+        application = EvaluationRuntime.from_files(
+            config, evaluators=[ThreeSteps], ledger=ledger, concurrency=2
+        )
+        with application:
+            agent = application.bind(echo_agent(), agent_id=AGENT)
+            interaction_ids = [agent.invoke_detailed(f"q{n}").interaction_id for n in range(20)]
+            wait_until(lambda: ledger.pending_work() == 0, 60, "the evaluations")
+        records = all_evaluations(ledger)
+    finally:
+        ledger.close()
+    for worker in workers:
+        worker.send(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0, worker.stderr()
+    outcomes = {r.interaction_id: r.outcome for r in records}
+    assert set(outcomes) == set(interaction_ids)
+    assert {
+        i: o.evaluation.explanation if isinstance(o, Verdict) else o for i, o in outcomes.items()
+    } == dict.fromkeys(interaction_ids, "2 votes")
+    # The workers' steps (the application's are not logged): they took part.
+    ran_in = Counter(pid for _, pid in (line.split() for line in steps.read_text().splitlines()))
+    print(f"steps run per process: {dict(ran_in)}")
+    assert set(ran_in) <= {str(worker.pid) for worker in workers}
+    assert ran_in

@@ -17,25 +17,7 @@ from ._config import (
     EvaluationConfig,
     EvaluatorConfig,
 )
-from ._durable import (
-    DurableEffects,
-    DurableEvaluator,
-    EvaluationTimeoutError,
-    Settings,
-    StepTimeoutError,
-    Transition,
-    step,
-)
-from ._evaluation import (
-    Complete,
-    Effect,
-    Effects,
-    Evaluation,
-    InconclusiveEffect,
-    complete,
-    inconclusive,
-)
-from ._evaluator import EvaluationContext, EvaluatorFactory, OnlineEvaluator
+from ._context import EvaluationContext, request_for
 from ._ids import evaluation_id, sampled
 from ._ledger import InteractionNotFoundError, Ledger, export_jsonl, open_ledger
 from ._memory import InMemoryLedger
@@ -45,85 +27,65 @@ from ._memory import InMemoryLedger
 from ._postgres import PostgresLedger
 from ._records import (
     Claim,
-    EvaluationError,
     EvaluationRecord,
-    Failed,
-    Failure,
-    Inconclusive,
+    InteractionFailure,
     InteractionRecord,
     InteractionStatus,
     ModelResponse,
-    Outcome,
     Page,
     Subject,
     TokenUsage,
     ToolCallRecord,
     Trigger,
-    Verdict,
     WorkUnit,
 )
 from ._redact import redact_text
+from ._registry import Registration, RegistrationTarget
 from ._runtime import EvaluationRuntime, WaitingEvaluation
 from ._scope import current_evaluation_id, evaluation_scope
 from ._sqlite import SqliteLedger
+from .durable import DurableEvaluator
 
 __all__ = [
     "Binding",
     "BoundAgent",
     "Claim",
-    "Complete",
     "ConfigKeyError",
     "ConfigTypeError",
     "ConfigurationError",
     "DetailedReply",
-    "DurableEffects",
     "DurableEvaluator",
-    "Effect",
-    "Effects",
-    "Evaluation",
     "EvaluationConfig",
     "EvaluationContext",
-    "EvaluationError",
     "EvaluationRecord",
     "EvaluationRuntime",
-    "EvaluationTimeoutError",
     "EvaluatorConfig",
-    "EvaluatorFactory",
-    "Failed",
-    "Failure",
     "InMemoryLedger",
-    "Inconclusive",
-    "InconclusiveEffect",
     "InteractionCallbackHandler",
+    "InteractionFailure",
     "InteractionNotFoundError",
     "InteractionRecord",
     "InteractionSink",
     "InteractionStatus",
     "Ledger",
     "ModelResponse",
-    "OnlineEvaluator",
-    "Outcome",
     "Page",
     "PostgresLedger",
-    "Settings",
+    "Registration",
+    "RegistrationTarget",
     "SqliteLedger",
-    "StepTimeoutError",
     "Subject",
     "TokenUsage",
     "ToolCallRecord",
-    "Transition",
     "Trigger",
-    "Verdict",
     "WaitingEvaluation",
     "WorkUnit",
-    "complete",
     "current_evaluation_id",
     "evaluation_id",
     "evaluation_scope",
     "export_jsonl",
-    "inconclusive",
     "open_ledger",
     "redact_text",
+    "request_for",
     "sampled",
-    "step",
 ]

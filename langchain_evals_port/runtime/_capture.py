@@ -40,7 +40,7 @@ from langchain_core.utils.pydantic import TypeBaseModel
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from ._records import (
-    Failure,
+    InteractionFailure,
     InteractionRecord,
     InteractionStatus,
     ModelResponse,
@@ -264,12 +264,12 @@ class _Capture:
 
     def _ending(
         self, output: Any, error: BaseException | None, abandoned: bool
-    ) -> tuple[InteractionStatus, Failure | None]:
+    ) -> tuple[InteractionStatus, InteractionFailure | None]:
         if abandoned or isinstance(error, GraphInterrupt):
             return "interrupted", None
         # Other bubble-ups (a ``Command`` to the parent graph) are control flow, not errors.
         if error is not None and not isinstance(error, GraphBubbleUp):
-            return "failed", Failure(reason=type(error).__name__, summary=str(error))
+            return "failed", InteractionFailure(reason=type(error).__name__, summary=str(error))
         if self.interrupted or _shows_interrupt(output):
             return "interrupted", None
         return "completed", None

@@ -68,10 +68,10 @@ class InMemoryLedger:
         """Store ``records`` as they are, replacing any with the same id; returns the ledger.
 
         Example:
-            >>> from langchain_evals_port.runtime import Evaluation, Verdict
+            >>> from langchain_evals_port import EvaluatorResult
             >>> record = EvaluationRecord(
             ...     evaluation_id="e-1", evaluator_id="quality", interaction_id="i-1",
-            ...     agent_id="bot", outcome=Verdict(evaluation=Evaluation.passed("fine")))
+            ...     agent_id="bot", results=[EvaluatorResult(key="quality", score=True)])
             >>> InMemoryLedger().seed(record).get_evaluation("e-1") == record
             True
         """

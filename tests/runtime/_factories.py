@@ -8,14 +8,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from langchain_evals_port import EvaluatorResult
 from langchain_evals_port.runtime import (
-    Evaluation,
     EvaluationRecord,
     InteractionRecord,
     ModelResponse,
     TokenUsage,
     ToolCallRecord,
-    Verdict,
     WorkUnit,
 )
 
@@ -87,7 +86,15 @@ def make_evaluation(
         "evaluator_id": evaluator_id,
         "interaction_id": interaction_id,
         "agent_id": agent_id,
-        "outcome": Verdict(evaluation=Evaluation.passed("answered the question").with_score(0.9)),
+        "results": [
+            EvaluatorResult(
+                key="helpfulness",
+                score=0.9,
+                comment="answered the question",
+                metadata={"passed": True},
+            )
+        ],
+        "pass_threshold": 0.7,
         "duration": 0.25,
         "timestamp": BASE_TIME,
     }

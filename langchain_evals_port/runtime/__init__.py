@@ -8,7 +8,6 @@ outcome per evaluation: a verdict (``Evaluation``, passing or failing), inconclu
 (an error). ``testkit`` has the test helpers.
 """
 
-from ._capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
 from ._config import (
     Binding,
     ConfigKeyError,
@@ -44,6 +43,7 @@ from ._registry import Registration, RegistrationTarget
 from ._runtime import EvaluationRuntime, WaitingEvaluation
 from ._scope import current_evaluation_id, evaluation_scope
 from ._sqlite import SqliteLedger
+from .capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
 from .durable import DurableEvaluator
 
 __all__ = [

@@ -18,10 +18,10 @@ from langchain_evals_port.core import Evaluator
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._context import RequestBuilder
+from .durable import DurableEvaluator
 
 if TYPE_CHECKING:
     from ._config import EvaluationConfig
-    from .durable import DurableEvaluator
 
 __all__ = ["Registered", "Registration", "RegistrationTarget", "registry"]
 
@@ -93,8 +93,6 @@ def registry(evaluators: Mapping[str, Any], config: EvaluationConfig) -> dict[st
             the registration, its configuration entry, or every binding).
         ConfigurationError: The configuration names an evaluator id that is not registered.
     """
-    from .durable import DurableEvaluator
-
     if not isinstance(evaluators, Mapping):
         raise EvaluatorUsageError(
             "evaluators must be a mapping of configuration id to evaluator, e.g. "
@@ -107,17 +105,17 @@ def registry(evaluators: Mapping[str, Any], config: EvaluationConfig) -> dict[st
                 f"evaluators: ids must be non-empty strings, got {evaluator_id!r}"
             )
         options = target if isinstance(target, Registration) else Registration(target)
-        checked[evaluator_id] = _checked(evaluator_id, options, DurableEvaluator)
+        checked[evaluator_id] = _checked(evaluator_id, options)
     config.check_registered(checked)
     for registered in checked.values():
         _check_threshold(registered, config)
     return checked
 
 
-def _checked(evaluator_id: str, options: Registration, durable_type: type[Any]) -> Registered:
+def _checked(evaluator_id: str, options: Registration) -> Registered:
     where = f"evaluators[{evaluator_id!r}]"
     target = options.evaluator
-    if isinstance(target, durable_type):
+    if isinstance(target, DurableEvaluator):
         return Registered(evaluator_id, _no_evaluator, None, target, options.pass_threshold, None)
     if isinstance(target, Evaluator):
         probe = target

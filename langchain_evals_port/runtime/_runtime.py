@@ -32,7 +32,6 @@ from langchain_evals_port.core import EvalRequest, EvalTracer, current_tracer
 from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
-from ._capture import BoundAgent, InteractionCallbackHandler
 from ._config import EvaluationConfig
 from ._dispatch import FOREVER, Dispatcher, DispatchSettings
 from ._execute import RetryPolicy, UnitExecutor
@@ -40,6 +39,7 @@ from ._ids import evaluation_id, sampled
 from ._ledger import Ledger
 from ._records import EvaluationRecord, InteractionRecord, Trigger, WorkUnit
 from ._registry import RegistrationTarget, registry
+from .capture import BoundAgent, InteractionCallbackHandler
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver

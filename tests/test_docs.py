@@ -35,7 +35,9 @@ def test_markdown_python_blocks_run(path, langsmith_endpoint, monkeypatch):
     monkeypatch.chdir(ROOT)
     namespace: dict[str, object] = {"__name__": "__docs__"}
     for number, block in enumerate(python_blocks(path), start=1):
-        code = compile(block, f"{path.name} block {number}", "exec")
+        # dont_inherit: this file's own __future__ imports must not change the block (string
+        # annotations would hide a TypedDict's types from LangGraph, as they never do for a reader).
+        code = compile(block, f"{path.name} block {number}", "exec", dont_inherit=True)
         exec(code, namespace)
 
 

@@ -22,13 +22,16 @@ __all__ = ["call_async", "call_sync"]
 T = TypeVar("T")
 
 
-def call_sync(function: Callable[..., T | Awaitable[T]], *args: Any, hint: str, **kwargs: Any) -> T:
+def call_sync(function: Callable[..., T | Awaitable[T]], *args: Any, hint: str) -> T:
     """Call ``function``; when it returns an awaitable, run it to completion here.
+
+    Keyword arguments go in a ``functools.partial``, so no name of the caller's can collide
+    with this helper's own.
 
     Inside a running event loop that would deadlock the loop, so it raises
     ``EvaluatorUsageError`` with ``hint`` (what to call instead) after closing the coroutine.
     """
-    result = function(*args, **kwargs)
+    result = function(*args)
     if not inspect.isawaitable(result):
         return result
     try:
@@ -49,7 +52,6 @@ async def call_async(
     *args: Any,
     blocking: bool = False,
     config: RunnableConfig | None = None,
-    **kwargs: Any,
 ) -> T:
     """Call ``function`` and await its result when it is awaitable.
 
@@ -59,12 +61,13 @@ async def call_async(
         blocking: A plain function that may block (an app doing I/O, a scoring function)
             runs in LangChain's executor (``config``'s), so the event loop keeps running.
         config: The run's config, whose executor ``blocking`` calls use.
-        **kwargs: Its keyword arguments.
+
+    Keyword arguments go in a ``functools.partial``, as for ``call_sync``.
     """
     if blocking and not _is_async(function):
-        result = await run_in_executor(config, function, *args, **kwargs)
+        result = await run_in_executor(config, function, *args)
     else:
-        result = function(*args, **kwargs)
+        result = function(*args)
     if inspect.isawaitable(result):
         return cast("T", await result)
     return result

@@ -3,6 +3,7 @@ decorator (``Evaluator.from_function`` builds the same)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, overload
@@ -66,10 +67,11 @@ class FunctionEvaluator(Evaluator):
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
         # Decorated or wrapped async functions are only recognisable by what they return.
-        return call_sync(self.fn, hint=_USE_ASYNC, **self._arguments(request))
+        return call_sync(functools.partial(self.fn, **self._arguments(request)), hint=_USE_ASYNC)
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
-        return await call_async(self.fn, blocking=True, config=config, **self._arguments(request))
+        scoring = functools.partial(self.fn, **self._arguments(request))
+        return await call_async(scoring, blocking=True, config=config)
 
 
 @overload

@@ -1,11 +1,13 @@
-"""Online evaluation: evaluators bound by configuration to agents, run in the background.
+"""Online evaluation: the package's evaluators bound by configuration to agents, run in the
+background.
 
-``EvaluationRuntime`` is the entry point: it binds agents (``runtime.bind(graph, agent_id=...,
-roles=[...])``), records every interaction in a ``Ledger`` (``SqliteLedger`` by default,
-``PostgresLedger`` to scale out, ``InMemoryLedger`` for tests) and runs the
-``OnlineEvaluator``s the configuration binds to each agent in the background, recording one
-outcome per evaluation: a verdict (``Evaluation``, passing or failing), inconclusive, or Failed
-(an error). ``testkit`` has the test helpers.
+``EvaluationRuntime(config, evaluators={"helpfulness": LLMJudge(...), ...})`` is the entry
+point: it binds agents (``runtime.bind(graph, agent_id=..., roles=[...])``), records every
+interaction in a ``Ledger`` (``SqliteLedger`` by default, ``PostgresLedger`` to scale out,
+``InMemoryLedger`` for tests) and runs the evaluators the configuration binds to each agent in
+the background, recording the core ``EvaluatorResult`` of each evaluation: a verdict,
+inconclusive, or failed (an error). ``DurableEvaluator`` registers a LangGraph graph that
+survives restarts. ``testkit`` has the test helpers.
 """
 
 from ._config import (

@@ -151,9 +151,15 @@ class UnitExecutor:
     async def run(self, unit: WorkUnit) -> EvaluationRecord:
         """Evaluate ``unit`` once; its record, or ``Retry`` when it should run again (or
         ``Park`` when a durable evaluation waits for a person)."""
-        registered = self._registered(unit)
+        registered = self._registry.get(unit.evaluator_id)
+        if registered is None:
+            # Queued by an application whose evaluators this process does not have.
+            unknown = EvaluatorUsageError(
+                f"no evaluator with id {unit.evaluator_id!r} is registered with this runtime"
+            )
+            return self.record(unit, [_failed(unknown, unit.evaluator_id)], 0.0)
         if registered.durable is not None:
-            return await self._run_durable(unit)
+            return await self._run_durable(unit, registered)
         started = time.perf_counter()
         config = self._config()
         threshold = _threshold(registered, config, unit)
@@ -208,14 +214,6 @@ class UnitExecutor:
             preloaded=self._recent(unit.interaction_id),
         )
 
-    def _registered(self, unit: WorkUnit) -> Registered:
-        registered = self._registry.get(unit.evaluator_id)
-        if registered is None:
-            raise EvaluatorUsageError(
-                f"no evaluator with id {unit.evaluator_id!r} is registered with this runtime"
-            )
-        return registered
-
     async def _evaluate(
         self, registered: Registered, unit: WorkUnit, config: EvaluationConfig
     ) -> list[EvaluatorResult]:
@@ -246,10 +244,9 @@ class UnitExecutor:
             output = await evaluator.ainvoke(request, run_config)
         return output if isinstance(output, list) else [output]
 
-    async def _run_durable(self, unit: WorkUnit) -> EvaluationRecord:
+    async def _run_durable(self, unit: WorkUnit, registered: Registered) -> EvaluationRecord:
         """Run (or continue) a durable evaluation on its LangGraph thread. Its nodes retry
         by their own policies, so an error here is final: recorded as failed."""
-        registered = self._registered(unit)
         try:
             engine = await self._engine(registered)
             outcome = await engine.run(unit)

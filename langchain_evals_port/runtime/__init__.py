@@ -2,10 +2,12 @@
 
 ``EvaluationRuntime`` is the entry point: it binds agents (``runtime.bind(graph, agent_id=...,
 roles=[...])``), records every interaction in a ``Ledger`` (``SqliteLedger`` by default,
-``PostgresLedger`` to scale out, ``InMemoryLedger`` for tests) and runs the
-``OnlineEvaluator``s the configuration binds to each agent in the background, recording one
-outcome per evaluation: a verdict (``Evaluation``, passing or failing), inconclusive, or Failed
-(an error). ``testkit`` has the test helpers.
+``PostgresLedger`` to scale out, ``InMemoryLedger`` for tests) and runs the evaluators the
+configuration binds to each agent in the background — any evaluator of the package, given
+by configuration id (``evaluators={"helpfulness": LLMJudge(...)}``), a factory of one, a
+``DurableEvaluator`` or a ``Registration`` — recording one ``EvaluationRecord`` per
+evaluation with the core ``EvaluatorResult`` of each key: a verdict (passing or failing),
+inconclusive, or failed (an error). ``testkit`` has the test helpers.
 """
 
 from ._capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink

@@ -111,9 +111,12 @@ def classify_failure(error: BaseException) -> FailureClass:
 
     The exception and the ones it was raised from are read in turn; the first that says
     something decides. Our own ``EvaluationFailure`` carries its code (a rate limit or a
-    timeout is transient). Timeouts of any library subclass ``TimeoutError`` or say so in
-    their class name; connection errors likewise. Provider clients (OpenAI, Anthropic, ...)
-    raise exceptions with a ``status_code``: 429 is rate limited, any other status a
+    timeout is transient); when it wraps an error of the same code (an evaluator's
+    ``on_error="raise"`` wraps what its function raised), that error says whether it is
+    transient, since a provider or connection error may be either. Timeouts of any library
+    subclass ``TimeoutError`` or say so in their class name; connection errors likewise
+    (``ConnectionError``, httpx's ``ConnectError``). Provider clients (OpenAI, Anthropic,
+    ...) raise exceptions with a ``status_code``: 429 is rate limited, any other status a
     provider error, transient from 500 up. A database driver's ``OperationalError`` (a lock,
     a lost connection) is a transient storage error. Anything else is a permanent
     ``evaluator_error``.
@@ -125,14 +128,19 @@ def classify_failure(error: BaseException) -> FailureClass:
         FailureClass(code='evaluator_error', transient=False)
     """
     seen: set[int] = set()
+    wrapper: FailureClass | None = None
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         found = _classify_one(current)
         if found is not None:
-            return found
+            if wrapper is not None and found.code != wrapper.code:
+                return wrapper
+            if found.transient or not isinstance(current, EvaluationFailure):
+                return found
+            wrapper = found  # our own failure: an error it wraps may know it is transient
         current = current.__cause__ or current.__context__
-    return FailureClass("evaluator_error", transient=False)
+    return wrapper or FailureClass("evaluator_error", transient=False)
 
 
 def _classify_one(error: BaseException) -> FailureClass | None:
@@ -146,7 +154,7 @@ def _classify_one(error: BaseException) -> FailureClass | None:
         return FailureClass("rate_limited", transient=True)
     if isinstance(status, int):
         return FailureClass("provider_error", transient=status >= 500)
-    if isinstance(error, ConnectionError) or "connection" in name:
+    if isinstance(error, ConnectionError) or "connect" in name:
         return FailureClass("provider_error", transient=True)
     if name == "operationalerror":
         return FailureClass("storage_error", transient=True)

@@ -9,6 +9,7 @@ can be checked is checked here, at startup.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -144,11 +145,20 @@ def _checked(evaluator_id: str, options: Registration) -> Registered:
 
 def _made(factory: Callable[[], Any], where: str) -> Evaluator:
     try:
-        made = factory()
+        inspect.signature(factory).bind()
     except TypeError as error:
         raise EvaluatorUsageError(
             f"{where}: {factory!r} is neither an evaluator nor a zero-argument factory of one "
             f"({error})"
+        ) from error
+    except ValueError:  # no signature to read (a builtin): calling it will tell
+        pass
+    try:
+        made = factory()
+    except Exception as error:
+        # Not only a TypeError: whatever building the evaluator raised, named by its id.
+        raise EvaluatorUsageError(
+            f"{where}: the factory {factory!r} raised {type(error).__name__}: {error}"
         ) from error
     if not isinstance(made, Evaluator):
         raise EvaluatorUsageError(

@@ -66,6 +66,14 @@ class EvaluationFailure(EvalsError):
         self.code: FailureCode = code
 
 
+class EvaluationTimeoutError(EvaluationFailure):
+    """A whole evaluation ran past its own time limit. Unlike a timeout inside it (a judge
+    call that timed out, worth retrying), it is final: recorded as failed with ``timeout``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="timeout")
+
+
 class JudgeOutputError(EvaluationFailure):
     """The judge's reply could not be read as a valid score, even after one repair prompt.
 
@@ -145,6 +153,8 @@ def classify_failure(error: BaseException) -> FailureClass:
 
 def _classify_one(error: BaseException) -> FailureClass | None:
     name = type(error).__name__.lower()
+    if isinstance(error, EvaluationTimeoutError):
+        return FailureClass("timeout", transient=False)  # running again would time out again
     if isinstance(error, EvaluationFailure) and error.code != "evaluator_error":
         return FailureClass(error.code, transient=error.code in _TRANSIENT_CODES)
     if isinstance(error, TimeoutError) or "timeout" in name:

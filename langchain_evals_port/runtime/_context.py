@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["EvaluationContext", "RequestBuilder", "build_request", "request_for"]
 
 RequestBuilder: TypeAlias = Callable[[InteractionRecord], EvalRequest | Mapping[str, Any]]
-"""Builds an evaluator's request from the interaction (``to_request=`` on a registration)."""
+"""Builds an evaluator's request from the interaction (``to_request=`` on a registration):
+the fields it sets replace the runtime's, e.g. ``{"reference_outputs": ...}`` alone."""
 
 
 @dataclass(frozen=True)
@@ -127,18 +128,16 @@ def build_request(
     evaluation_id: str | None,
     to_request: RequestBuilder | None,
 ) -> EvalRequest:
-    """The request for ``record`` (see the module docstring); ``to_request`` replaces the
-    inputs and outputs, and the standard variables are added where it set none."""
+    """The request for ``record`` (see the module docstring). ``to_request``'s fields that
+    are set (not ``None``) replace the runtime's, its variables are added to the runtime's,
+    so a builder that only adds ``reference_outputs`` keeps the usual ``outputs``."""
     variables = {
         "interaction": record,
         "config": config,
         "subject": subject,
         "evaluation_id": evaluation_id,
     }
-    if to_request is not None:
-        built = EvalRequest.coerce(to_request(record))
-        return built.model_copy(update={"variables": {**variables, **built.variables}})
-    if outputs_kind == "other":
+    if outputs_kind == "other" and to_request is None:
         raise EvaluatorUsageError(
             "this evaluator does not judge text or messages; register it with to_request= "
             "to build its request from the interaction"
@@ -148,9 +147,26 @@ def build_request(
         outputs = record.transcript_messages
     elif outputs_kind == "json":
         outputs = _json_or_text(record.final_response_text)
-    else:
+    elif outputs_kind == "text":
         outputs = record.final_response_text
-    return EvalRequest(inputs=record.input_text, outputs=outputs, variables=variables)
+    else:
+        outputs = None
+    request = EvalRequest(inputs=record.input_text, outputs=outputs, variables=variables)
+    if to_request is None:
+        return request
+    built = EvalRequest.coerce(to_request(record))
+    given = {
+        name: getattr(built, name)
+        for name in ("inputs", "outputs", "reference_outputs")
+        if getattr(built, name) is not None
+    }
+    return request.model_copy(
+        update={
+            **given,
+            "attachments": built.attachments,
+            "variables": {**variables, **built.variables},
+        }
+    )
 
 
 def _json_or_text(text: str) -> Any:

@@ -26,7 +26,9 @@ from langchain_core.runnables import RunnableConfig
 
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.core.errors import (
+    EvalsError,
     EvaluationFailure,
+    EvaluationTimeoutError,
     EvaluatorUsageError,
     classify_failure,
 )
@@ -106,11 +108,6 @@ class Park(Exception):
 _RUN_TAG = "langchain_evals:evaluation"
 
 
-class _EvaluationTimeout(EvaluationFailure):
-    def __init__(self, timeout: float) -> None:
-        super().__init__(f"the evaluation took longer than {timeout:g}s", code="timeout")
-
-
 class UnitExecutor:
     """Runs work units' evaluations and returns their records (or raises ``Retry``).
 
@@ -169,7 +166,7 @@ class UnitExecutor:
         try:
             done, _ = await asyncio.wait({task}, timeout=self._timeout)
             if not done:
-                raise _EvaluationTimeout(self._timeout)
+                raise EvaluationTimeoutError(f"the evaluation took longer than {self._timeout:g}s")
             results = _checked(task.result(), threshold)
         except Exception as error:
             results = self._after_error(unit, error, registered.feedback_key)
@@ -297,11 +294,7 @@ class UnitExecutor:
     def _after_error(self, unit: WorkUnit, error: Exception, key: str) -> list[EvaluatorResult]:
         age = time.time() - unit.enqueued_at
         recorded = error.results if isinstance(error, _RecordedFailures) else None
-        if (
-            classify_failure(error).transient
-            and not isinstance(error, _EvaluationTimeout)
-            and age < self._policy.retry_max_age
-        ):
+        if classify_failure(error).transient and age < self._policy.retry_max_age:
             logger.info(
                 "evaluation %s hit a transient error, retrying: %r", unit.evaluation_id, error
             )
@@ -361,10 +354,10 @@ def _threshold(registered: Registered, config: EvaluationConfig, unit: WorkUnit)
 
 
 def _failed(error: BaseException, key: str) -> EvaluatorResult:
-    """The failed result of ``error``: its reason code, type and message."""
-    return EvaluatorResult.failed(
-        key, classify_failure(error).code, f"{type(error).__name__}: {error}"
-    )
+    """The failed result of ``error``: its reason code and message (our own errors' messages
+    say what happened; anyone else's get their type in front)."""
+    reason = str(error) if isinstance(error, EvalsError) else f"{type(error).__name__}: {error}"
+    return EvaluatorResult.failed(key, classify_failure(error).code, reason)
 
 
 def _age(unit: WorkUnit) -> float:

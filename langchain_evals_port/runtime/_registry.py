@@ -39,8 +39,9 @@ class Registration:
             ``DurableEvaluator``.
         pass_threshold: The score at or above which a numeric score passes (the
             configuration's ``pass_threshold`` wins where it is set).
-        to_request: Builds the request from the interaction yourself (e.g. with
-            ``reference_outputs``); the runtime's variables are added to it.
+        to_request: Builds request fields from the interaction (e.g. only
+            ``reference_outputs``); the fields it sets replace the runtime's, the others and
+            the runtime's variables stay.
 
     Example:
         >>> from langchain_evals_port import LevenshteinDistance

@@ -174,3 +174,11 @@ def test_a_cycle_of_causes_ends() -> None:
     first, second = ValueError("first"), KeyError("second")
     first.__cause__, second.__context__ = second, first
     assert classify_failure(first) == FailureClass("evaluator_error", transient=False)
+
+
+def test_an_evaluation_past_its_own_time_limit_is_a_final_timeout():
+    from langchain_evals_port.core.errors import EvaluationTimeoutError
+
+    assert classify_failure(EvaluationTimeoutError("took longer than 2s")) == FailureClass(
+        "timeout", transient=False
+    )

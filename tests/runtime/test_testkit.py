@@ -173,12 +173,13 @@ def test_the_request_fits_what_the_evaluator_judges() -> None:
         request_for(record, GraphTrajectoryMatch())
 
 
-def test_to_request_builds_the_request_and_keeps_the_runtime_variables() -> None:
+def test_to_request_sets_its_fields_and_keeps_the_runtime_s_others() -> None:
     def with_reference(record: InteractionRecord) -> dict[str, Any]:
-        return {"outputs": record.final_response_text, "reference_outputs": "A-17 shipped"}
+        return {"reference_outputs": "A-17 shipped", "inputs": "order A-17"}
 
     request = request_for(interaction(), to_request=with_reference, config=ORDER)
-    assert request.inputs is None
+    assert request.inputs == "order A-17"
+    assert request.outputs == "Your order A-17 shipped on 27 February."
     assert request.reference_outputs == "A-17 shipped"
     assert request.variables["config"] == ORDER
     assert request.variables["interaction"].interaction_id == "interaction-1"

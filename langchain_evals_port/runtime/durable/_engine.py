@@ -24,7 +24,7 @@ from langgraph.types import Command
 
 from langchain_evals_port.core import EvaluatorResult, Score
 from langchain_evals_port.core.errors import (
-    EvaluationFailure,
+    EvaluationTimeoutError,
     EvaluatorUsageError,
     classify_failure,
 )
@@ -39,14 +39,7 @@ if TYPE_CHECKING:
 
     from ._evaluator import DurableEvaluator
 
-__all__ = ["CheckpointKept", "DurableEngine", "EvaluationTimeoutError", "Paused"]
-
-
-class EvaluationTimeoutError(EvaluationFailure):
-    """A durable evaluation passed its ``evaluation_timeout``."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code="timeout")
+__all__ = ["CheckpointKept", "DurableEngine", "Paused"]
 
 
 class CheckpointKept(Exception):

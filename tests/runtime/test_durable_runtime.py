@@ -4,6 +4,8 @@ resumed, timed out, failed — on the ledger's own checkpointer (memory or the S
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any, TypedDict
 
@@ -21,6 +23,8 @@ from langchain_evals_port.runtime import (
     EvaluationRecord,
     EvaluationRuntime,
     InMemoryLedger,
+    Ledger,
+    _execute,
     evaluation_id,
 )
 from langchain_evals_port.runtime.testkit import runtime_testkit
@@ -178,25 +182,39 @@ class FlakyStorage(InMemoryLedger):
 
     def __init__(self) -> None:
         super().__init__()
-        self.failures = 1
+        self.failures = [ConnectionError("connection to the ledger lost")]
 
     def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
         if self.failures:
-            self.failures -= 1
-            raise ConnectionError("connection to the ledger lost")
+            raise self.failures.pop()
         return super().get_evaluation(evaluation_id)
 
 
-def test_a_storage_hiccup_retries_the_durable_evaluation_without_losing_it() -> None:
+@pytest.mark.parametrize("where", ["ledger-read", "checkpointer-open"])
+def test_a_storage_hiccup_retries_the_durable_evaluation_without_losing_it(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ledger = FlakyStorage()
+    if where == "checkpointer-open":
+        failures, ledger.failures = ledger.failures, []
+        opening = _execute.open_checkpointer
+
+        @asynccontextmanager
+        async def flaky_open(ledger: Ledger) -> AsyncIterator[Any]:
+            if failures:
+                raise failures.pop()
+            async with opening(ledger) as checkpointer:
+                yield checkpointer
+
+        monkeypatch.setattr(_execute, "open_checkpointer", flaky_open)
     evaluators = {"three-steps": three_steps()}
     with runtime_testkit(
         bound("three-steps"), evaluators, ledger=ledger, retry_backoff=0.01
     ) as runtime:
         interaction, _ = evaluate_once(runtime)
         [record] = runtime.wait_for_evaluations(interaction, timeout=10)
-    assert ledger.failures == 0
-    assert (record.passed, record.result.comment) == (True, "2 votes")
+    assert (record.outcome, record.result.comment) == ("verdict", "2 votes"), record.results
+    assert record.attempts == 1  # a transient error does not use up an attempt
 
 
 def test_a_timeout_before_the_first_node_on_a_new_ledger_is_recorded_as_a_timeout(

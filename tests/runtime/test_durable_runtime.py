@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -24,6 +25,7 @@ from langchain_evals_port.runtime import (
     EvaluationRuntime,
     InMemoryLedger,
     Ledger,
+    SqliteLedger,
     _execute,
     evaluation_id,
 )
@@ -125,6 +127,28 @@ def test_a_skipped_review_is_inconclusive_and_none_is_no_answer() -> None:
         runtime.resume(review, {"approved": None, "note": ""})
         [record] = runtime.wait_for_evaluations(interaction)
     assert (record.outcome, record.result.reason) == ("inconclusive", "the reviewer skipped it")
+
+
+def test_a_review_resumed_after_a_redeploy_reads_the_new_configuration(tmp_path: Path) -> None:
+    def ask_team(state: Reviewed, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+        approved = interrupt({"question": "Is this reply right?"})
+        return {"score": Score(approved, f"for {runtime.context.config.get_str('team')}")}
+
+    def deployed(team: str) -> dict[str, Any]:
+        return {"evaluation": {"evaluators": {"review": {"team": team, "agents": {AGENT: {}}}}}}
+
+    evaluators = {"review": DurableEvaluator(one_node_graph(ask_team))}
+    ledger = SqliteLedger(tmp_path / "evals.db")
+    with runtime_testkit(deployed("day-shift"), evaluators, ledger=ledger) as before:
+        interaction, review = evaluate_once(before)
+        waiting_for(before, review)
+    # A new process with a new configuration, on the same file: the review still waits.
+    with runtime_testkit(deployed("night-shift"), evaluators, ledger=ledger) as after:
+        assert [w.evaluation_id for w in after.waiting_evaluations()] == [review]
+        after.resume(review, True)
+        [record] = after.wait_for_evaluations(interaction)
+    ledger.close()
+    assert (record.passed, record.result.comment) == (True, "for night-shift")
 
 
 def test_a_review_nobody_answers_fails_at_the_evaluation_timeout(ledger_kind: str) -> None:

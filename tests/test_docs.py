@@ -75,7 +75,7 @@ EXPECTED = {
         r"Q2\s+True\s+0\.67\s+tie-break\s+accuracy=pass helpfulness=fail referee=pass\s",
         r"Q3\s+False\s+0\.00\s+unanimous\s+accuracy=fail helpfulness=fail\s",
         "Judge calls: accuracy 3, helpfulness 3, referee 1",
-        r"<evaluation id>/3-tie_break/attempt-1/referee",
+        r"Referee session id: <evaluation id>:tie_break:1",
     ],
     "durable_evaluators/human_review.py": [
         r"judge\s+pass: confident and polite",

@@ -246,6 +246,12 @@ class UnitExecutor:
         by their own policies, so an error here is final: recorded as failed."""
         try:
             engine = await self._engine(registered)
+        except Exception as error:
+            # The checkpointer did not open (a storage hiccup: retried, until retry_max_age)
+            # or the graph does not compile (recorded as failed).
+            failed = self._after_error(unit, error, registered.feedback_key)
+            return self.record(unit, failed, _age(unit))
+        try:
             outcome = await engine.run(unit)
         except CheckpointKept as kept:
             # Retried like a plain evaluator's transient error (until retry_max_age).

@@ -81,8 +81,9 @@ class Votes(TypedDict, total=False):
 
 def three_steps() -> DurableEvaluator:
     """A durable evaluator in three nodes, each appending its name and pid to the file named
-    by ``DURABLE_STEP_LOG``; with ``DURABLE_BLOCK_IN_SECOND`` set, the second node prints
-    ``blocked`` and hangs (a process to kill in the middle of an evaluation)."""
+    by ``DURABLE_STEP_LOG`` and then taking ``DURABLE_STEP_SECONDS`` (default 0); with
+    ``DURABLE_BLOCK_IN_SECOND`` set, the second node prints ``blocked`` and hangs (a process
+    to kill in the middle of an evaluation)."""
 
     def first(state: Votes) -> dict[str, Any]:
         _log_step("first")
@@ -116,3 +117,4 @@ def _log_step(name: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as out:
             out.write(f"{name} {os.getpid()}\n")
+    time.sleep(float(os.environ.get("DURABLE_STEP_SECONDS", "0")))

@@ -22,7 +22,7 @@ from langgraph.types import RetryPolicy, interrupt
 from pydantic import BaseModel
 
 from langchain_evals_port import EvaluatorResult, Score
-from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.core.errors import EvaluationTimeoutError, EvaluatorUsageError
 from langchain_evals_port.runtime import (
     EvaluationContext,
     EvaluationRecord,
@@ -34,12 +34,7 @@ from langchain_evals_port.runtime import (
     current_evaluation_id,
 )
 from langchain_evals_port.runtime.durable import DurableEvaluator
-from langchain_evals_port.runtime.durable._engine import (
-    CheckpointKept,
-    DurableEngine,
-    EvaluationTimeoutError,
-    Paused,
-)
+from langchain_evals_port.runtime.durable._engine import CheckpointKept, DurableEngine, Paused
 from langchain_evals_port.runtime.durable.testkit import DurableTestKit
 from langchain_evals_port.testing import ScriptedChatModel, ScriptedProviderError
 

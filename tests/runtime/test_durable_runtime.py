@@ -253,4 +253,4 @@ def test_a_timeout_before_the_first_node_on_a_new_ledger_is_recorded_as_a_timeou
     assert record.outcome == "failed"
     assert record.result.error_code == "timeout"
     assert record.result.reason is not None
-    assert record.result.reason.startswith("EvaluationTimeoutError: ")
+    assert record.result.reason.startswith(f"evaluation {record.evaluation_id} took longer")

@@ -69,10 +69,19 @@ class EvaluationContext:
             return self.preloaded
         return await asyncio.to_thread(self.ledger.get_interaction, self.subject.interaction_id)
 
-    def judge_session(self, node: str, attempt: int = 1) -> str:
-        """A session id for a judge called from ``node`` on its ``attempt``: derived from the
-        evaluation, apart from the evaluated agent's session, so a retried node's judge does
-        not see the earlier attempt (pass it as the judge's ``thread_id``)."""
+    def judge_session(self, node: str | None = None, attempt: int | None = None) -> str:
+        """A session id for a judge called from a durable evaluator's node: derived from the
+        evaluation, the node and its attempt, apart from the evaluated agent's session, so a
+        retried node's judge does not see the earlier attempt (pass it as the judge's
+        ``thread_id``). Inside a node, ``node`` and ``attempt`` default to LangGraph's own
+        (the running node and ``execution_info.node_attempt``)."""
+        if node is None or attempt is None:
+            from langgraph.config import get_config
+            from langgraph.runtime import get_runtime
+
+            node = node or get_config()["metadata"]["langgraph_node"]
+            info = get_runtime().execution_info
+            attempt = attempt or (info.node_attempt if info is not None else 1)
         return f"{self.evaluation_id}:{node}:{attempt}"
 
 

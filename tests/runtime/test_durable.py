@@ -107,7 +107,7 @@ def quality_panel(judges: Judges, retry: RetryPolicy | None = FAST) -> DurableEv
         if judges.crash_in_tone:
             raise judges.crash_in_tone.pop()
         judges.sessions.append(
-            runtime.context.judge_session("tone", runtime.execution_info.node_attempt)
+            runtime.context.judge_session()  # this node and attempt, read from LangGraph
         )
         wanted = runtime.context.config.get_str("tone", "polite and clear")
         reply = runtime.context.interaction().final_response_text

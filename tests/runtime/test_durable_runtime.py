@@ -191,14 +191,11 @@ def test_a_node_that_exhausts_its_retries_is_a_failed_outcome(ledger_kind: str) 
     assert attempts == [1, 2, 3]
 
 
-def test_a_graph_that_cannot_compile_is_a_failed_outcome() -> None:
+def test_a_graph_that_cannot_compile_is_refused_at_startup() -> None:
     builder = StateGraph(Reviewed, context_schema=EvaluationContext)
     builder.add_node("judge", lambda state: {"score": True})  # no edge from START
-    with runtime_testkit(bound("broken"), {"broken": DurableEvaluator(builder)}) as runtime:
-        interaction, _ = evaluate_once(runtime)
-        [record] = runtime.wait_for_evaluations(interaction, timeout=5)
-    assert record.outcome == "failed"
-    assert "entrypoint" in (record.result.reason or "")
+    with pytest.raises(EvaluatorUsageError, match=r"graph is invalid: .*entrypoint"):
+        DurableEvaluator(builder)
 
 
 class FlakyStorage(InMemoryLedger):

@@ -39,6 +39,12 @@ class DurableEvaluator:
             raise EvaluatorUsageError(
                 f"builder must be a langgraph StateGraph (not compiled), got {builder!r}"
             )
+        try:
+            builder.compile()  # a graph that cannot run fails here, at startup
+        except Exception as error:
+            raise EvaluatorUsageError(
+                f"the durable evaluator's graph is invalid: {error}"
+            ) from error
         self.builder = builder
         self.evaluation_timeout = _seconds(evaluation_timeout)
         self.feedback_key = feedback_key

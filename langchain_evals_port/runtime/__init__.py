@@ -37,12 +37,6 @@ from ._evaluation import (
 )
 from ._evaluator import EvaluationContext, EvaluatorFactory, OnlineEvaluator
 from ._ids import evaluation_id, sampled
-from ._ledger import InteractionNotFoundError, Ledger, export_jsonl, open_ledger
-from ._memory import InMemoryLedger
-
-# Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
-# ``PostgresLedger`` is created, so this package imports without it.
-from ._postgres import PostgresLedger
 from ._records import (
     Claim,
     EvaluationError,
@@ -65,7 +59,15 @@ from ._records import (
 from ._redact import redact_text
 from ._runtime import EvaluationRuntime, WaitingEvaluation
 from ._scope import current_evaluation_id, evaluation_scope
-from ._sqlite import SqliteLedger
+from .ledger import (
+    InMemoryLedger,
+    InteractionNotFoundError,
+    Ledger,
+    PostgresLedger,
+    SqliteLedger,
+    export_jsonl,
+    open_ledger,
+)
 
 __all__ = [
     "Binding",

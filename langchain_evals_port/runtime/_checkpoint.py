@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
-    from ._ledger import Ledger
+    from .ledger import Ledger
 
 __all__ = ["open_checkpointer"]
 
@@ -29,8 +29,8 @@ __all__ = ["open_checkpointer"]
 async def open_checkpointer(ledger: Ledger) -> AsyncIterator[BaseCheckpointSaver[str]]:
     """An async checkpointer on the ledger's storage, open for the ``async with`` block (it
     belongs to the event loop that opened it)."""
-    from ._postgres import PostgresLedger, set_up_checkpoints
-    from ._sqlite import SqliteLedger
+    from .ledger._postgres import PostgresLedger, set_up_checkpoints
+    from .ledger._sqlite import SqliteLedger
 
     if isinstance(ledger, SqliteLedger):
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver

@@ -60,9 +60,9 @@ from langchain_evals_port.core.errors import EvaluationFailure, EvaluatorUsageEr
 
 from ._evaluation import Complete, Evaluation, InconclusiveEffect
 from ._evaluator import EvaluationContext
-from ._ledger import Ledger
 from ._records import EvaluationRecord, Inconclusive, Outcome, Verdict, WorkUnit
 from ._scope import evaluation_scope
+from .ledger import Ledger
 
 __all__ = [
     "CheckpointKept",

@@ -27,7 +27,7 @@ from ._records import InteractionRecord, Subject, Trigger
 
 if TYPE_CHECKING:
     from ._config import EvaluatorConfig
-    from ._ledger import Ledger
+    from .ledger import Ledger
 
 __all__ = [
     "EvaluationContext",

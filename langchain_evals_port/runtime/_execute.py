@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from ._config import EvaluationConfig
-    from ._ledger import Ledger
+    from .ledger import Ledger
 
 __all__ = ["Park", "Retry", "RetryPolicy", "UnitExecutor", "is_transient"]
 

@@ -38,7 +38,6 @@ from ._dispatch import FOREVER, Dispatcher, DispatchSettings
 from ._evaluator import EvaluatorFactory, evaluator_class
 from ._execute import RetryPolicy, UnitExecutor
 from ._ids import evaluation_id, sampled
-from ._ledger import Ledger
 from ._records import (
     EvaluationRecord,
     Failed,
@@ -48,6 +47,7 @@ from ._records import (
     Verdict,
     WorkUnit,
 )
+from .ledger import Ledger
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -539,7 +539,7 @@ def _tracers(tracer: EvalTracer | None, langsmith_feedback: bool | EvalTracer) -
 
 
 def _default_ledger() -> Ledger:
-    from ._sqlite import SqliteLedger
+    from .ledger import SqliteLedger
 
     return SqliteLedger(DEFAULT_LEDGER_PATH)
 

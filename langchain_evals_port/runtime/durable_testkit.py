@@ -50,9 +50,8 @@ from ._durable import _FINISH, DurableEngine, DurableEvaluator, Finished, Paused
 from ._evaluation import Evaluation
 from ._evaluator import EvaluationContext
 from ._ids import evaluation_id
-from ._ledger import Ledger
-from ._memory import InMemoryLedger
 from ._records import EvaluationRecord, Inconclusive, Outcome, Subject, Verdict, WorkUnit
+from .ledger import InMemoryLedger, Ledger
 
 __all__ = ["DurableTestKit", "DurableTestResult", "InjectedStepFailure"]
 

@@ -44,11 +44,10 @@ from ._config import EvaluationConfig, EvaluatorConfig
 from ._evaluation import Complete, Effect, Evaluation, InconclusiveEffect
 from ._evaluator import EvaluationContext, EvaluatorFactory
 from ._ids import evaluation_id
-from ._ledger import Ledger
-from ._memory import InMemoryLedger
 from ._records import Subject
 from ._runtime import EvaluationRuntime
 from ._scope import evaluation_scope
+from .ledger import InMemoryLedger, Ledger
 
 __all__ = ["EvaluatorTestKit", "TestKitResult", "runtime_testkit"]
 
@@ -192,7 +191,7 @@ def runtime_testkit(
         if ledger == "memory":
             store: Ledger = InMemoryLedger()
         elif ledger == "sqlite":
-            from ._sqlite import SqliteLedger
+            from .ledger import SqliteLedger
 
             store = SqliteLedger(Path(directory) / "evals.db")
         elif isinstance(ledger, str):

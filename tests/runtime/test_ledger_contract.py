@@ -24,8 +24,8 @@ from langchain_evals_port.runtime import (
     Ledger,
     export_jsonl,
 )
-from langchain_evals_port.runtime._memory import InMemoryLedger
-from langchain_evals_port.runtime._sqlite import SqliteLedger
+from langchain_evals_port.runtime.ledger._memory import InMemoryLedger
+from langchain_evals_port.runtime.ledger._sqlite import SqliteLedger
 
 FACTORIES: dict[str, Callable[[Path], Ledger]] = {
     "memory": lambda folder: InMemoryLedger(),

@@ -28,7 +28,7 @@ WORKER = """
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from _factories import make_evaluation
-from langchain_evals_port.runtime._postgres import PostgresLedger
+from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
 ledger = PostgresLedger(sys.argv[1], pool_size=2)
 print("ready", flush=True)
@@ -46,7 +46,7 @@ print(json.dumps(claimed), flush=True)
 
 @pytest.fixture
 def ledger(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     yield ledger
@@ -148,7 +148,7 @@ def test_a_claimer_holding_its_transaction_open_does_not_block_another(postgres_
 
 
 def test_a_reopened_database_holds_everything(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     first = PostgresLedger(postgres_dsn)
     first.record_interaction(make_interaction("i-1"), [make_unit("e-1"), make_unit("e-2")])
@@ -167,7 +167,7 @@ def test_a_reopened_database_holds_everything(postgres_dsn):
 
 
 def test_ledgers_opened_at_once_create_the_tables_once(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import SCHEMA_VERSION, PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import SCHEMA_VERSION, PostgresLedger
 
     with ThreadPoolExecutor(4) as pool:
         ledgers = list(pool.map(lambda _: PostgresLedger(postgres_dsn, pool_size=1), range(4)))
@@ -185,7 +185,7 @@ async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
     from langchain_evals_port.runtime._checkpoint import open_checkpointer
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     ledger = PostgresLedger(postgres_database_dsn)
     try:
@@ -206,7 +206,7 @@ async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
 
 
 def test_a_database_from_a_newer_version_is_refused(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import SCHEMA_VERSION, PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import SCHEMA_VERSION, PostgresLedger
 
     PostgresLedger(postgres_dsn).close()
     import psycopg
@@ -221,7 +221,7 @@ def test_a_database_from_a_newer_version_is_refused(postgres_dsn):
 def test_a_closed_ledger_is_unusable(postgres_dsn):
     from psycopg_pool import PoolClosed
 
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     ledger.close()
@@ -231,7 +231,7 @@ def test_a_closed_ledger_is_unusable(postgres_dsn):
 
 
 def test_repr_hides_the_password(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     try:
@@ -258,7 +258,7 @@ def free_port() -> int:
     ],
 )
 def test_an_unreachable_server_is_named_without_the_password(template):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     port = free_port()
     with pytest.raises(ConnectionError) as raised:
@@ -276,7 +276,7 @@ def test_an_unreachable_server_is_named_without_the_password(template):
 
 
 def test_a_malformed_dsn_is_named():
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     with pytest.raises(ValueError, match="not a valid connection string") as raised:
         PostgresLedger("host=127.0.0.1 password=hunter2 colour")
@@ -297,14 +297,14 @@ def test_a_malformed_dsn_is_named():
     ],
 )
 def test_redact_dsn(dsn, shown):
-    from langchain_evals_port.runtime._postgres import redact_dsn
+    from langchain_evals_port.runtime.ledger._postgres import redact_dsn
 
     assert redact_dsn(dsn) == shown
 
 
 @pytest.mark.parametrize("pool_size", [0, -1, True, 2.5])
 def test_a_bad_pool_size_is_refused(pool_size):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     with pytest.raises(ValueError, match="pool_size"):
         PostgresLedger("postgresql://127.0.0.1:1/x", pool_size=pool_size)
@@ -341,7 +341,7 @@ def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
 def test_importing_the_package_does_not_import_psycopg():
     code = (
         "import sys, langchain_evals_port, langchain_evals_port.runtime, "
-        "langchain_evals_port.runtime._postgres; "
+        "langchain_evals_port.runtime.ledger._postgres; "
         "print(sorted(m for m in sys.modules if m.startswith('psycopg')))"
     )
     run = subprocess.run(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from _factories import make_evaluation, make_interaction, make_unit
 
-from langchain_evals_port.runtime._sqlite import SCHEMA_VERSION, SqliteLedger
+from langchain_evals_port.runtime.ledger._sqlite import SCHEMA_VERSION, SqliteLedger
 
 # A worker process: waits for "go" on stdin, claims and completes units until none is left
 # for it, then prints the ids it claimed as JSON.
@@ -23,7 +23,7 @@ WORKER = """
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from _factories import make_evaluation
-from langchain_evals_port.runtime._sqlite import SqliteLedger
+from langchain_evals_port.runtime.ledger._sqlite import SqliteLedger
 
 ledger = SqliteLedger(sys.argv[1])
 print("ready", flush=True)

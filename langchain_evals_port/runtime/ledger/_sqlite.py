@@ -22,19 +22,18 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from ._ledger import (
-    InteractionNotFoundError,
-    check_completion,
-    check_lease,
-    check_limit,
-    epoch,
-    evaluation_row,
-    keyset_filter,
-    page_of,
-    released_unit,
-    resumed_unit,
+from langchain_evals_port.runtime._records import (
+    Claim,
+    EvaluationRecord,
+    InteractionRecord,
+    Page,
+    WorkUnit,
 )
-from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
+
+from ._errors import InteractionNotFoundError
+from ._pages import check_limit, epoch, page_of
+from ._queue import check_completion, check_lease, released_unit, resumed_unit
+from ._sql import evaluation_row, keyset_filter
 
 __all__ = ["SqliteLedger"]
 

@@ -9,20 +9,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from ._ledger import (
-    InteractionNotFoundError,
-    check_completion,
-    check_lease,
-    check_limit,
-    decode_cursor,
-    epoch,
-    evaluation_key,
-    interaction_key,
-    page_of,
-    released_unit,
-    resumed_unit,
+from langchain_evals_port.runtime._records import (
+    Claim,
+    EvaluationRecord,
+    InteractionRecord,
+    Page,
+    WorkUnit,
 )
-from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
+
+from ._errors import InteractionNotFoundError
+from ._pages import check_limit, decode_cursor, epoch, evaluation_key, interaction_key, page_of
+from ._queue import check_completion, check_lease, released_unit, resumed_unit
 
 __all__ = ["InMemoryLedger"]
 

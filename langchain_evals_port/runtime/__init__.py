@@ -60,11 +60,13 @@ from ._redact import redact_text
 from ._runtime import EvaluationRuntime, WaitingEvaluation
 from ._scope import current_evaluation_id, evaluation_scope
 from .ledger import (
+    CheckpointerUnavailableError,
     InMemoryLedger,
     InteractionNotFoundError,
     Ledger,
     PostgresLedger,
     SqliteLedger,
+    SupportsCheckpoints,
     export_jsonl,
     open_ledger,
 )
@@ -72,6 +74,7 @@ from .ledger import (
 __all__ = [
     "Binding",
     "BoundAgent",
+    "CheckpointerUnavailableError",
     "Claim",
     "Complete",
     "ConfigKeyError",
@@ -111,6 +114,7 @@ __all__ = [
     "SqliteLedger",
     "StepTimeoutError",
     "Subject",
+    "SupportsCheckpoints",
     "TokenUsage",
     "ToolCallRecord",
     "Transition",

@@ -29,7 +29,6 @@ from langchain_evals_port.core.errors import (
     failure_code,
 )
 
-from ._checkpoint import open_checkpointer
 from ._durable import CheckpointKept, DurableEngine, Paused
 from ._evaluation import Complete, Effect, InconclusiveEffect
 from ._evaluator import EvaluationContext, EvaluatorFactory
@@ -44,6 +43,7 @@ from ._records import (
     WorkUnit,
 )
 from ._scope import evaluation_scope
+from .ledger._protocol import checkpoint_storage
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -194,6 +194,8 @@ class UnitExecutor:
     ) -> None:
         self._factories = factories
         self._durable = frozenset(durable)
+        if self._durable and checkpointer is None:
+            checkpoint_storage(ledger)  # a ledger that keeps none is an error now, not later
         self._checkpointer = checkpointer
         self._engines: dict[str, DurableEngine] = {}
         self._opening = asyncio.Lock()
@@ -309,7 +311,7 @@ class UnitExecutor:
         engine = self._engines.get(evaluator_id)
         if engine is None:
             if self._checkpointer is None:
-                opened = open_checkpointer(self._ledger)
+                opened = checkpoint_storage(self._ledger).open_checkpointer()
                 self._checkpointer = await self._resources.enter_async_context(opened)
             engine = DurableEngine(
                 self._factories[evaluator_id],

@@ -102,6 +102,8 @@ class EvaluationRuntime:
         ConfigurationError: The configuration is invalid or binds an evaluator id that is
             not among ``evaluators`` (the message names the key path).
         EvaluatorUsageError: An evaluator has no id, or two share one.
+        CheckpointerUnavailableError: A durable evaluator is registered, no ``checkpointer``
+            is given, and the ledger keeps no checkpoints (it is not ``SupportsCheckpoints``).
     """
 
     def __init__(

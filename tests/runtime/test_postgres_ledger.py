@@ -184,14 +184,13 @@ async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
     # Six sessions at once, as six worker processes starting durable evaluations would.
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-    from langchain_evals_port.runtime._checkpoint import open_checkpointer
     from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
 
     ledger = PostgresLedger(postgres_database_dsn)
     try:
         async with AsyncExitStack() as stack:
             savers = await asyncio.gather(
-                *(stack.enter_async_context(open_checkpointer(ledger)) for _ in range(6))
+                *(stack.enter_async_context(ledger.open_checkpointer()) for _ in range(6))
             )
             assert len({id(saver) for saver in savers}) == 6
             config = {"configurable": {"thread_id": "t-1", "checkpoint_ns": ""}}

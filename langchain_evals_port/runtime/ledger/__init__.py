@@ -2,11 +2,13 @@
 
 ``Ledger`` is the protocol; ``InMemoryLedger`` (tests, short runs), ``SqliteLedger`` (one file,
 the default) and ``PostgresLedger`` (a shared database) implement it, and ``open_ledger``
-picks one from a path or DSN. ``langchain_evals_port.runtime.ledger.contract`` holds the tests
-every ledger passes, for a ledger of your own to run too.
+picks one from a path or DSN. Each of them also keeps durable evaluations' LangGraph
+checkpoints on its own storage (``SupportsCheckpoints``).
+``langchain_evals_port.runtime.ledger.contract`` holds the tests every ledger passes, for a
+ledger of your own to run too.
 """
 
-from ._errors import InteractionNotFoundError
+from ._errors import CheckpointerUnavailableError, InteractionNotFoundError
 from ._export import export_jsonl
 from ._memory import InMemoryLedger
 from ._open import open_ledger
@@ -14,15 +16,17 @@ from ._open import open_ledger
 # Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
 # ``PostgresLedger`` is created, so this package imports without it.
 from ._postgres import PostgresLedger
-from ._protocol import Ledger
+from ._protocol import Ledger, SupportsCheckpoints
 from ._sqlite import SqliteLedger
 
 __all__ = [
+    "CheckpointerUnavailableError",
     "InMemoryLedger",
     "InteractionNotFoundError",
     "Ledger",
     "PostgresLedger",
     "SqliteLedger",
+    "SupportsCheckpoints",
     "export_jsonl",
     "open_ledger",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_evals_port.core.errors import EvalsError
 
-__all__ = ["InteractionNotFoundError"]
+__all__ = ["CheckpointerUnavailableError", "InteractionNotFoundError"]
 
 
 class InteractionNotFoundError(EvalsError, KeyError):
@@ -16,3 +16,8 @@ class InteractionNotFoundError(EvalsError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class CheckpointerUnavailableError(EvalsError, TypeError):
+    """Durable evaluators need a LangGraph checkpointer: none was given, and the ledger keeps
+    no checkpoints (it is not ``SupportsCheckpoints``)."""

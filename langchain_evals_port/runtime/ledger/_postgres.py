@@ -1,7 +1,9 @@
 """``PostgresLedger``: the ledger in a PostgreSQL database, shared by processes and machines.
 
 Needs the ``postgres`` extra (``psycopg`` 3 with its pool); psycopg is imported when a
-``PostgresLedger`` is created, never when the package is.
+``PostgresLedger`` is created, never when the package is. Durable evaluations keep their
+LangGraph checkpoints in the same database (``langgraph-checkpoint-postgres``, also in the
+extra).
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -31,6 +33,7 @@ from ._queue import check_completion, check_lease, released_unit, resumed_unit
 from ._sql import evaluation_row, keyset_filter
 
 if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg import Connection
     from psycopg_pool import ConnectionPool
@@ -509,6 +512,18 @@ class PostgresLedger:
     def close(self) -> None:
         """Close the pool's connections; the ledger is unusable afterwards."""
         self._pool.close()
+
+    @asynccontextmanager
+    async def open_checkpointer(self) -> AsyncIterator[BaseCheckpointSaver[str]]:
+        """An ``AsyncPostgresSaver`` on the ledger's database, its tables set up, open for
+        the ``async with`` block (it belongs to the event loop that opened it)."""
+        # Imported here: langgraph-checkpoint-postgres comes with the postgres extra, which
+        # importing this module must not need.
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        async with AsyncPostgresSaver.from_conn_string(self.dsn) as saver:
+            await set_up_checkpoints(saver)
+            yield saver
 
 
 def _create_schema(db: Connection[tuple[Any, ...]], shown: str) -> None:

@@ -19,8 +19,9 @@ Queue semantics every implementation follows (the contract tests check them):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_evals_port.runtime._records import (
     Claim,
@@ -30,12 +31,21 @@ from langchain_evals_port.runtime._records import (
     WorkUnit,
 )
 
-__all__ = ["Ledger"]
+from ._errors import CheckpointerUnavailableError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+__all__ = ["Ledger", "SupportsCheckpoints", "checkpoint_storage"]
 
 
 @runtime_checkable
 class Ledger(Protocol):
-    """Storage for interactions, evaluation records and the evaluation work queue."""
+    """Storage for interactions, evaluation records and the evaluation work queue.
+
+    A ledger that can also keep the steps of durable evaluations says so by being
+    ``SupportsCheckpoints`` as well.
+    """
 
     # --- records -------------------------------------------------------------------------
 
@@ -120,3 +130,29 @@ class Ledger(Protocol):
 
     def close(self) -> None:
         """Release connections; the ledger is unusable afterwards."""
+
+
+@runtime_checkable
+class SupportsCheckpoints(Protocol):
+    """A ledger that keeps LangGraph checkpoints on its own storage, so the steps of durable
+    evaluations survive whatever its records survive.
+
+    The runtime uses it for durable evaluators unless it is given a ``checkpointer``.
+    """
+
+    def open_checkpointer(self) -> AbstractAsyncContextManager[BaseCheckpointSaver[str]]:
+        """An async LangGraph saver on the ledger's storage, its tables set up, open for the
+        ``async with`` block (it belongs to the event loop that opened it)."""
+
+
+def checkpoint_storage(ledger: Ledger) -> SupportsCheckpoints:
+    """``ledger`` as the keeper of durable evaluations' checkpoints;
+    ``CheckpointerUnavailableError`` when it keeps none."""
+    if not isinstance(ledger, SupportsCheckpoints):
+        raise CheckpointerUnavailableError(
+            "durable evaluators keep their steps in LangGraph checkpoints, and the ledger "
+            f"{type(ledger).__name__} keeps none (it has no open_checkpointer()): pass "
+            "checkpointer= (an async LangGraph saver) to EvaluationRuntime, or use a ledger "
+            "that keeps them (SqliteLedger, PostgresLedger, InMemoryLedger)"
+        )
+    return ledger

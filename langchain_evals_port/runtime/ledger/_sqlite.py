@@ -5,6 +5,10 @@ atomic runs in a ``BEGIN IMMEDIATE`` transaction, which takes the file's write l
 another process waits for it up to ``busy_timeout`` seconds. Claims raise each unit's
 fencing token, and every later write of a claim names the token it holds, so a worker whose
 lease was taken over changes nothing.
+
+Durable evaluations keep their LangGraph checkpoints in the same file (LangGraph's tables
+beside the ledger's), so their steps survive whatever the ledger survives; SQLite's own file
+lock serialises the processes setting those tables up.
 """
 
 from __future__ import annotations
@@ -14,12 +18,14 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from pydantic import BaseModel
 
 from langchain_evals_port.runtime._records import (
@@ -489,6 +495,16 @@ class SqliteLedger:
             for held in list(self._connections):
                 held.db.close()
             self._connections.clear()
+
+    @asynccontextmanager
+    async def open_checkpointer(self) -> AsyncIterator[BaseCheckpointSaver[str]]:
+        """An ``AsyncSqliteSaver`` on the ledger's file, its tables set up, open for the
+        ``async with`` block (it belongs to the event loop that opened it)."""
+        async with AsyncSqliteSaver.from_conn_string(str(self.path)) as saver:
+            # Set up before any evaluation uses it: deleting the thread of an evaluation that
+            # timed out before its first step must find the tables.
+            await saver.setup()
+            yield saver
 
 
 _INSERT_EVALUATION = "INSERT OR IGNORE INTO evaluations VALUES (?, ?, ?, ?, ?, ?)"

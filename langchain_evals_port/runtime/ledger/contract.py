@@ -14,15 +14,17 @@ module with a name pytest collects and provide the fixture::
             yield ledger
             ledger.close()
 
-The tests cover records, queries and their paging, export, and the work queue with its
-claims, leases, fencing and waits for ``resume``. A few sleep a fraction of a second to let a
-lease expire. This module needs pytest (the rest of the package does not); it also holds the
-records the tests store (``make_interaction``, ``make_evaluation``, ``make_unit``), for
-tests of your own.
+The tests cover records, queries and their paging, export, the work queue with its claims,
+leases, fencing and waits for ``resume``, and — for a ledger that is ``SupportsCheckpoints``
+(skipped otherwise) — LangGraph checkpoints kept on the ledger's own storage. A few sleep a
+fraction of a second to let a lease expire. This module needs pytest (the rest of the
+package does not); it also holds the records the tests store (``make_interaction``,
+``make_evaluation``, ``make_unit``), for tests of your own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import time
@@ -32,6 +34,8 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 
 from langchain_evals_port.runtime._evaluation import Evaluation
 from langchain_evals_port.runtime._records import (
@@ -45,7 +49,7 @@ from langchain_evals_port.runtime._records import (
     WorkUnit,
 )
 
-from . import InteractionNotFoundError, Ledger, export_jsonl
+from . import InteractionNotFoundError, Ledger, SupportsCheckpoints, export_jsonl
 
 __all__ = [
     "BASE_TIME",
@@ -542,3 +546,26 @@ class LedgerContract:
         assert ledger.waiting_work(second.unit.interaction_id) == []  # claimed, not waiting
         ledger.resume(parked.evaluation_id, "yes")
         assert ledger.waiting_work() == []
+
+    # --- checkpoints -------------------------------------------------------------------
+
+    def test_checkpoints_are_kept_on_the_ledger_s_own_storage(self, ledger: Ledger) -> None:
+        if not isinstance(ledger, SupportsCheckpoints):
+            pytest.skip(f"{type(ledger).__name__} keeps no LangGraph checkpoints")
+        config: RunnableConfig = {"configurable": {"thread_id": "e-1", "checkpoint_ns": ""}}
+        checkpoint = empty_checkpoint()
+
+        async def write_then_reopen() -> CheckpointTuple | None:
+            async with ledger.open_checkpointer() as saver:
+                await saver.aput(config, checkpoint, {"step": 1}, {})
+            # Opened again, as after a restart: the checkpoint is still there.
+            async with ledger.open_checkpointer() as saver:
+                found: CheckpointTuple | None = await saver.aget_tuple(config)
+                return found
+
+        # Run here, not as an async test: the suite must not need an asyncio plugin.
+        found = asyncio.run(write_then_reopen())
+
+        assert found is not None
+        assert found.checkpoint["id"] == checkpoint["id"]
+        assert found.metadata["step"] == 1

@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 from _factories import make_evaluation, make_interaction, make_unit
 
-from langchain_evals_port.runtime import Ledger
-
 ROOT = Path(__file__).resolve().parents[2]
 
 # A worker process: waits for "go" on stdin, claims and completes units until none is left
@@ -166,18 +164,6 @@ def test_a_reopened_database_holds_everything(postgres_dsn):
     second.close()
 
 
-def test_ledgers_opened_at_once_create_the_tables_once(postgres_dsn):
-    from langchain_evals_port.runtime.ledger._postgres import SCHEMA_VERSION, PostgresLedger
-
-    with ThreadPoolExecutor(4) as pool:
-        ledgers = list(pool.map(lambda _: PostgresLedger(postgres_dsn, pool_size=1), range(4)))
-    for ledger in ledgers:
-        assert isinstance(ledger, Ledger)
-        ledger.close()
-    assert count(postgres_dsn, "SELECT count(*) FROM ledger_schema") == 1
-    assert count(postgres_dsn, "SELECT max(version) FROM ledger_schema") == SCHEMA_VERSION
-
-
 async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
     postgres_database_dsn,
 ):
@@ -202,19 +188,6 @@ async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
     assert (
         count(postgres_database_dsn, "SELECT max(v) FROM checkpoint_migrations") == migrations - 1
     )
-
-
-def test_a_database_from_a_newer_version_is_refused(postgres_dsn):
-    from langchain_evals_port.runtime.ledger._postgres import SCHEMA_VERSION, PostgresLedger
-
-    PostgresLedger(postgres_dsn).close()
-    import psycopg
-
-    with psycopg.connect(postgres_dsn) as db:
-        db.execute("UPDATE ledger_schema SET version = %s", (SCHEMA_VERSION + 1,))
-
-    with pytest.raises(ValueError, match="schema version"):
-        PostgresLedger(postgres_dsn)
 
 
 def test_a_closed_ledger_is_unusable(postgres_dsn):

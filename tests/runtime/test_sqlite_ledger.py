@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 from _factories import make_evaluation, make_interaction, make_unit
 
-from langchain_evals_port.runtime.ledger._sqlite import SCHEMA_VERSION, SqliteLedger
+from langchain_evals_port.runtime import LedgerSchemaError
+from langchain_evals_port.runtime.ledger._migrations import SCHEMA_VERSION
+from langchain_evals_port.runtime.ledger._sqlite import SqliteLedger
 
 # A worker process: waits for "go" on stdin, claims and completes units until none is left
 # for it, then prints the ids it claimed as JSON.
@@ -100,12 +102,14 @@ def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path):
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
-def test_a_file_from_a_newer_version_is_refused(tmp_path):
+def test_a_file_a_newer_release_versioned_only_in_user_version_is_refused(tmp_path):
+    # What release 0.1.0 read and wrote; this release keeps it too, so each refuses the other's
+    # newer files.
     path = tmp_path / "ledger.db"
     with closing(sqlite3.connect(path)) as db:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
 
-    with pytest.raises(ValueError, match="schema version"):
+    with pytest.raises(LedgerSchemaError, match=f"schema version {SCHEMA_VERSION + 1}"):
         SqliteLedger(path)
 
 

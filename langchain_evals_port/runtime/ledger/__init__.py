@@ -8,7 +8,7 @@ checkpoints on its own storage (``SupportsCheckpoints``).
 ledger of your own to run too.
 """
 
-from ._errors import CheckpointerUnavailableError, InteractionNotFoundError
+from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
 from ._export import export_jsonl
 from ._memory import InMemoryLedger
 from ._open import open_ledger
@@ -24,6 +24,7 @@ __all__ = [
     "InMemoryLedger",
     "InteractionNotFoundError",
     "Ledger",
+    "LedgerSchemaError",
     "PostgresLedger",
     "SqliteLedger",
     "SupportsCheckpoints",

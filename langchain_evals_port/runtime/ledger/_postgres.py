@@ -30,7 +30,7 @@ from langchain_evals_port.runtime._records import (
 from ._errors import InteractionNotFoundError
 from ._pages import check_limit, epoch, page_of
 from ._queue import check_completion, check_lease, released_unit, resumed_unit
-from ._sql import evaluation_row, keyset_filter
+from ._sql import Session, SqlLedger, evaluation_row, keyset_filter
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -40,59 +40,12 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresLedger", "set_up_checkpoints"]
 
-SCHEMA_VERSION = 1
-"""The layout of the tables below, kept in the ``ledger_schema`` table."""
-
 _SCHEMA_LOCK = 0x6C65_6467_6572_0001
-"""The advisory lock that serialises creating the tables (two processes may start at once)."""
+"""The advisory lock under which ledgers set up or migrate the tables (processes may start
+at once); release 0.1.0 took the same one, so it takes turns with this release too."""
 
 _CHECKPOINT_LOCK = 0x6C65_6467_6572_0002
 """The advisory lock that serialises setting up LangGraph's checkpoint tables."""
-
-# Ids sort in the "C" collation (code point order), as the other ledgers sort them in Python.
-# Records are JSON text in ``json`` columns: kept byte for byte, readable with ``->``/``->>``.
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ledger_interactions (
-    interaction_id text COLLATE "C" PRIMARY KEY,
-    agent_id text COLLATE "C" NOT NULL,
-    started_at double precision NOT NULL,
-    record json NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ledger_interactions_by_time
-    ON ledger_interactions (started_at, interaction_id);
-CREATE INDEX IF NOT EXISTS ledger_interactions_by_agent
-    ON ledger_interactions (agent_id, started_at, interaction_id);
-
-CREATE TABLE IF NOT EXISTS ledger_evaluations (
-    evaluation_id text COLLATE "C" PRIMARY KEY,
-    interaction_id text COLLATE "C" NOT NULL,
-    agent_id text COLLATE "C" NOT NULL,
-    evaluator_id text COLLATE "C" NOT NULL,
-    evaluated_at double precision NOT NULL,
-    record json NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ledger_evaluations_by_interaction
-    ON ledger_evaluations (interaction_id);
-CREATE INDEX IF NOT EXISTS ledger_evaluations_by_time
-    ON ledger_evaluations (evaluated_at, evaluation_id);
-CREATE INDEX IF NOT EXISTS ledger_evaluations_by_agent
-    ON ledger_evaluations (agent_id, evaluated_at, evaluation_id);
-CREATE INDEX IF NOT EXISTS ledger_evaluations_by_evaluator
-    ON ledger_evaluations (evaluator_id, evaluated_at, evaluation_id);
-
-CREATE TABLE IF NOT EXISTS ledger_work (
-    evaluation_id text COLLATE "C" PRIMARY KEY,
-    interaction_id text COLLATE "C" NOT NULL,
-    enqueued_at double precision NOT NULL,
-    not_before double precision NOT NULL,
-    worker text,
-    token bigint NOT NULL DEFAULT 0,
-    lease_until double precision,
-    unit json NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ledger_work_by_age ON ledger_work (enqueued_at, evaluation_id);
-CREATE INDEX IF NOT EXISTS ledger_work_by_interaction ON ledger_work (interaction_id);
-"""
 
 # Units arrive as parallel arrays, so a batch is one statement; an id already queued or
 # recorded is skipped (a repeated id within the batch too: the first one is kept).
@@ -166,7 +119,7 @@ _QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
 M = TypeVar("M", InteractionRecord, EvaluationRecord)
 
 
-class PostgresLedger:
+class PostgresLedger(SqlLedger):
     """A ``Ledger`` in a PostgreSQL database that any number of processes may share.
 
     Every operation is one statement (one transaction) except ``resume``; connections come
@@ -183,14 +136,18 @@ class PostgresLedger:
     be much longer than their skew.
 
     The tables (``ledger_interactions``, ``ledger_evaluations``, ``ledger_work`` and
-    ``ledger_schema``) are created when missing, in the first schema of the connection's
-    ``search_path`` — choose another with ``?options=-csearch_path%3Dmy_schema`` in the DSN.
+    ``ledger_schema``) are created by ``setup()`` when missing, in the first schema of the
+    connection's ``search_path`` — choose another with ``?options=-csearch_path%3Dmy_schema``
+    in the DSN.
 
     Args:
         dsn: A libpq connection string: ``postgresql://user:password@host:port/database`` or
             ``host=... dbname=...``.
         pool_size: The most connections the ledger keeps open.
         connect_timeout: Seconds to wait for the server when connecting.
+        setup: Create the tables, or migrate those of an earlier release, now
+            (``setup()``). With ``False`` the database must already be at this release's
+            schema version (e.g. migrated by a deploy step).
 
     Attributes:
         dsn: The connection string, as given (it may hold a password: do not log it; the
@@ -198,12 +155,20 @@ class PostgresLedger:
 
     Raises:
         ConnectionError: The server cannot be reached or refuses the connection.
-        ValueError: ``dsn`` is not a connection string, or the database holds tables of a
-            newer version of this package.
+        ValueError: ``dsn`` is not a connection string.
+        LedgerSchemaError: The database was set up by a newer release (or, with
+            ``setup=False``, not yet set up for this one).
         ImportError: psycopg is not installed (install ``langchain-evals-port[postgres]``).
     """
 
-    def __init__(self, dsn: str, *, pool_size: int = 8, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        pool_size: int = 8,
+        connect_timeout: float = 10.0,
+        setup: bool = True,
+    ) -> None:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be a positive int, got {pool_size!r}")
         try:
@@ -220,8 +185,10 @@ class PostgresLedger:
             "autocommit": True,
             "connect_timeout": max(1, round(connect_timeout)),
         }
+        # A connection of its own first: the pool would retry a wrong password or an absent
+        # server until its timeout, and then not say why.
         try:
-            first = psycopg.connect(dsn, **options)
+            psycopg.connect(dsn, **options).close()
         except psycopg.ProgrammingError as error:
             raise ValueError(
                 f"PostgreSQL ledger {self._shown}: not a valid connection string: "
@@ -231,8 +198,6 @@ class PostgresLedger:
             raise ConnectionError(
                 f"PostgreSQL ledger {self._shown}: cannot connect: {_scrub(str(error), dsn)}"
             ) from None
-        with first:
-            _create_schema(first, self._shown)
         self._pool: ConnectionPool[Connection[tuple[Any, ...]]] = ConnectionPool(
             dsn,
             min_size=1,
@@ -243,12 +208,37 @@ class PostgresLedger:
         )
         try:
             self._pool.open(wait=True, timeout=max(connect_timeout, 1.0))
+            self._prepare(setup)
         except BaseException:
             self._pool.close()
             raise
 
     def __repr__(self) -> str:
         return f"PostgresLedger({self._shown!r})"
+
+    # --- the parts of a SqlLedger ------------------------------------------------------------
+
+    _DIALECT = "postgresql"
+    _HAS_TABLE = "SELECT to_regclass(%s) IS NOT NULL"
+
+    @contextmanager
+    def _connect(self) -> Iterator[Session]:
+        with self._pool.connection() as db:
+            yield _Statements(db)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Session]:
+        with self._pool.connection() as db, db.transaction():
+            yield _Statements(db)
+
+    def _lock_schema(self, tx: Session) -> None:
+        """Wait for the schema lock, held to the end of the transaction.
+
+        Blocking is safe here, unlike for LangGraph's checkpoint setup below: the ledger's
+        migrations run inside this transaction, so none creates an index concurrently, and
+        nothing they wait for waits for a session blocked on this lock.
+        """
+        tx.rows("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
 
     @contextmanager
     def _connection(self) -> Iterator[Connection[tuple[Any, ...]]]:
@@ -526,25 +516,6 @@ class PostgresLedger:
             yield saver
 
 
-def _create_schema(db: Connection[tuple[Any, ...]], shown: str) -> None:
-    """Create the tables when missing and check their version, holding the schema lock."""
-    with db.transaction():
-        db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        db.execute("CREATE TABLE IF NOT EXISTS ledger_schema (version integer NOT NULL)")
-        row = db.execute("SELECT max(version) FROM ledger_schema").fetchone()
-        version = None if row is None else row[0]
-        if version is not None and version > SCHEMA_VERSION:
-            raise ValueError(
-                f"ledger {shown} has schema version {version}; this version of "
-                f"langchain_evals_port reads up to {SCHEMA_VERSION}"
-            )
-        if version == SCHEMA_VERSION:
-            return
-        db.execute(_SCHEMA)  # several statements: no parameters, so psycopg sends them as one
-        db.execute("DELETE FROM ledger_schema")
-        db.execute("INSERT INTO ledger_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
-
-
 async def set_up_checkpoints(saver: AsyncPostgresSaver) -> None:
     """Run LangGraph's checkpoint migrations (``saver.setup()``), one session at a time.
 
@@ -630,3 +601,21 @@ def _unit_arrays(
 
 def _fence(claim: Claim) -> dict[str, Any]:
     return {"evaluation_id": claim.unit.evaluation_id, "token": claim.token}
+
+
+class _Statements:
+    """A psycopg connection running the shared statements."""
+
+    def __init__(self, db: Connection[tuple[Any, ...]]) -> None:
+        self._db = db
+
+    def rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.execute(sql, parameters or None).fetchall()
+
+    def change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
+        return self._db.execute(sql, parameters or None).rowcount
+
+    def change_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        with self._db.cursor() as cursor:
+            cursor.executemany(sql, rows)
+            return cursor.rowcount

@@ -13,6 +13,7 @@ lock serialises the processes setting those tables up.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
 import threading
@@ -39,52 +40,9 @@ from langchain_evals_port.runtime._records import (
 from ._errors import InteractionNotFoundError
 from ._pages import check_limit, epoch, page_of
 from ._queue import check_completion, check_lease, released_unit, resumed_unit
-from ._sql import evaluation_row, keyset_filter
+from ._sql import Session, SqlLedger, evaluation_row, keyset_filter
 
 __all__ = ["SqliteLedger"]
-
-SCHEMA_VERSION = 1
-"""The layout of the tables below, kept in the file's ``user_version``."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS interactions (
-    interaction_id TEXT PRIMARY KEY,
-    agent_id TEXT NOT NULL,
-    started_at REAL NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS interactions_by_time ON interactions (started_at, interaction_id);
-CREATE INDEX IF NOT EXISTS interactions_by_agent
-    ON interactions (agent_id, started_at, interaction_id);
-
-CREATE TABLE IF NOT EXISTS evaluations (
-    evaluation_id TEXT PRIMARY KEY,
-    interaction_id TEXT NOT NULL,
-    agent_id TEXT NOT NULL,
-    evaluator_id TEXT NOT NULL,
-    timestamp REAL NOT NULL,
-    record TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS evaluations_by_interaction ON evaluations (interaction_id);
-CREATE INDEX IF NOT EXISTS evaluations_by_time ON evaluations (timestamp, evaluation_id);
-CREATE INDEX IF NOT EXISTS evaluations_by_agent
-    ON evaluations (agent_id, timestamp, evaluation_id);
-CREATE INDEX IF NOT EXISTS evaluations_by_evaluator
-    ON evaluations (evaluator_id, timestamp, evaluation_id);
-
-CREATE TABLE IF NOT EXISTS work (
-    evaluation_id TEXT PRIMARY KEY,
-    interaction_id TEXT NOT NULL,
-    enqueued_at REAL NOT NULL,
-    not_before REAL NOT NULL,
-    worker TEXT,
-    token INTEGER NOT NULL DEFAULT 0,
-    lease_until REAL,
-    unit TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS work_by_age ON work (enqueued_at, evaluation_id);
-CREATE INDEX IF NOT EXISTS work_by_interaction ON work (interaction_id);
-"""
 
 _ENQUEUE = """
 INSERT OR IGNORE INTO work (evaluation_id, interaction_id, enqueued_at, not_before, unit)
@@ -123,15 +81,20 @@ class _ThreadConnection:
         self.db.close()
 
 
-class SqliteLedger:
+class SqliteLedger(SqlLedger):
     """A ``Ledger`` in one SQLite file (WAL mode) that several processes may share.
 
     Args:
-        path: The database file; created with its tables when missing. Its directory must
-            exist.
+        path: The database file; created when missing. Its directory must exist.
         synchronous: SQLite's ``synchronous`` setting. ``"NORMAL"`` (the default) survives a
             process crash; a power loss may drop the last commits. ``"FULL"`` survives both.
         busy_timeout: Seconds to wait for another connection's write lock before failing.
+        setup: Create the tables, or migrate a file of an earlier release, now (``setup()``).
+            With ``False`` the file must already be at this release's schema version.
+
+    Raises:
+        LedgerSchemaError: The file was set up by a newer release (or, with
+            ``setup=False``, not yet set up for this one).
 
     Attributes:
         path: The database file.
@@ -154,6 +117,7 @@ class SqliteLedger:
         *,
         synchronous: str = "NORMAL",
         busy_timeout: float = 30.0,
+        setup: bool = True,
     ) -> None:
         self.path = Path(path)
         if not self.path.parent.is_dir():
@@ -176,7 +140,7 @@ class SqliteLedger:
         self._next_checkpoint = 0.0
         try:
             self._connection().execute("PRAGMA journal_mode = WAL")
-            self._create_schema()
+            self._prepare(setup)
         except BaseException:
             self.close()
             raise
@@ -204,20 +168,6 @@ class SqliteLedger:
         self._local.held = held
         return db
 
-    def _create_schema(self) -> None:
-        with self._write() as db:
-            (version,) = db.execute("PRAGMA user_version").fetchone()
-            if version > SCHEMA_VERSION:
-                raise ValueError(
-                    f"ledger {str(self.path)!r} has schema version {version}; this version of "
-                    f"langchain_evals_port reads up to {SCHEMA_VERSION}"
-                )
-            # executescript would commit the open transaction, so run statement by statement.
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """The connection inside one ``BEGIN IMMEDIATE`` transaction, committed on success."""
@@ -230,6 +180,33 @@ class SqliteLedger:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+
+    def __repr__(self) -> str:
+        return f"SqliteLedger({str(self.path)!r})"
+
+    # --- the parts of a SqlLedger ------------------------------------------------------------
+
+    _DIALECT = "sqlite"
+    _HAS_TABLE = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = %s"
+
+    @contextmanager
+    def _connect(self) -> Iterator[Session]:
+        yield _Statements(self._connection())
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Session]:
+        with self._write() as db:
+            yield _Statements(db)
+
+    def _unrecorded_version(self, session: Session) -> int:
+        """Release 0.1.0 kept the version of a file in its ``user_version`` alone (0: none)."""
+        [(version,)] = session.rows("PRAGMA user_version")
+        return int(version) or -1
+
+    def _record_version(self, tx: Session, version: int) -> None:
+        super()._record_version(tx, version)
+        # Release 0.1.0 reads the version here, and so refuses a file it cannot use.
+        tx.change(f"PRAGMA user_version = {int(version)}")
 
     def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
         """The rows of one query."""
@@ -532,3 +509,25 @@ def _unit_rows(units: Sequence[WorkUnit]) -> list[tuple[str, str, float, float, 
 
 def _fence(claim: Claim) -> tuple[str, int]:
     return claim.unit.evaluation_id, claim.token
+
+
+class _Statements:
+    """A SQLite connection running the shared statements (``%s`` placeholders)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._db.execute(_qmark(sql), parameters).fetchall()
+
+    def change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
+        return self._db.execute(_qmark(sql), parameters).rowcount
+
+    def change_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
+        return self._db.executemany(_qmark(sql), rows).rowcount
+
+
+@functools.lru_cache(maxsize=256)
+def _qmark(sql: str) -> str:
+    """``sql`` with SQLite's placeholder, ``?``, for the shared statements' ``%s``."""
+    return sql.replace("%s", "?")

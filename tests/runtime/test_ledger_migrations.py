@@ -1,0 +1,162 @@
+"""The SQL ledgers' schema versions: a ledger written by release 0.1.0 (a snapshot of its
+tables and rows, in ``ledger_snapshots/``) opens and is migrated once, even by several
+ledgers at once; a newer schema is refused naming both versions; ``setup=False`` opens only
+a ledger already at this release's version. Each test runs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _postgres_server import fresh_schema, postgres_server_dsn
+
+from langchain_evals_port.runtime import (
+    InteractionNotFoundError,
+    LedgerSchemaError,
+    PostgresLedger,
+    SqliteLedger,
+)
+from langchain_evals_port.runtime.ledger._migrations import SCHEMA_VERSION
+from langchain_evals_port.runtime.ledger._sql import SqlLedger
+
+SNAPSHOTS = Path(__file__).parent / "ledger_snapshots"
+
+
+@dataclass
+class Storage:
+    """A SQLite file or a PostgreSQL schema of one test: ledgers open on it, and plain SQL
+    reads and writes it behind their back (``sql``: one statement, ``script``: several)."""
+
+    kind: str
+    open: Callable[..., SqlLedger]
+    sql: Callable[[str], list[tuple[Any, ...]]]
+    script: Callable[[str], object]
+    tables_query: str
+
+    def load_previous_release(self) -> None:
+        """Fill the storage with the tables and rows release 0.1.0 left in it."""
+        self.script((SNAPSHOTS / f"{self.kind}_0.1.0.sql").read_text(encoding="utf-8"))
+
+    def tables(self) -> set[str]:
+        """The names of the tables in the storage."""
+        return {name for (name,) in self.sql(self.tables_query)}
+
+    def versions(self) -> list[int]:
+        """The versions recorded in ``ledger_schema``, in order."""
+        return [version for (version,) in self.sql("SELECT version FROM ledger_schema")]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]:
+    if request.param == "sqlite":
+        path = tmp_path / "ledger.db"
+
+        def sqlite_sql(statement: str) -> list[tuple[Any, ...]]:
+            with closing(sqlite3.connect(path)) as db, db:
+                return db.execute(statement).fetchall()
+
+        def sqlite_script(script: str) -> None:
+            with closing(sqlite3.connect(path)) as db:
+                db.executescript(script)
+
+        yield Storage(
+            "sqlite",
+            lambda **options: SqliteLedger(path, **options),
+            sqlite_sql,
+            sqlite_script,
+            "SELECT name FROM sqlite_master WHERE type = 'table'",
+        )
+        return
+    import psycopg
+
+    with fresh_schema(postgres_server_dsn()) as dsn:
+
+        def postgres_sql(script: str) -> list[tuple[Any, ...]]:
+            with psycopg.connect(dsn, autocommit=True) as db:
+                cursor = db.execute(script)
+                return cursor.fetchall() if cursor.description else []
+
+        yield Storage(
+            "postgres",
+            lambda **options: PostgresLedger(dsn, pool_size=2, **options),
+            postgres_sql,
+            postgres_sql,  # psycopg sends a script without parameters as one
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+        )
+
+
+def test_a_new_ledger_records_every_version_once(storage: Storage) -> None:
+    storage.open().close()
+    storage.open().close()  # set up again: nothing to do
+
+    assert storage.versions() == list(range(SCHEMA_VERSION + 1))
+
+
+def test_a_ledger_of_release_0_1_0_opens_and_keeps_its_records(storage: Storage) -> None:
+    storage.load_previous_release()
+
+    with closing(storage.open()) as ledger:
+        assert ledger.get_interaction("i-1").final_response_text == (
+            "Your order A-17 shipped on 27 February."
+        )
+        assert [
+            r.interaction_id for r in ledger.query_interactions(agent_id="billing-agent").items
+        ] == ["i-2"]
+        with pytest.raises(InteractionNotFoundError):
+            ledger.get_interaction("i-3")
+        assert ledger.pending_work() == 3
+        [waiting] = ledger.waiting_work()
+        assert (waiting.evaluation_id, waiting.question) == (
+            "e-waiting",
+            {"question": "Is this reply right?"},
+        )
+
+    assert storage.versions()[-1] == SCHEMA_VERSION
+
+
+@pytest.mark.parametrize("start", ["empty", "release 0.1.0"])
+def test_ledgers_opened_at_once_set_up_or_migrate_it_once(storage: Storage, start: str) -> None:
+    # As the application and its workers starting together on one database (or file).
+    if start == "release 0.1.0":
+        storage.load_previous_release()
+
+    with ThreadPoolExecutor(4) as pool:
+        ledgers = list(pool.map(lambda _: storage.open(), range(4)))
+    for ledger in ledgers:
+        ledger.close()
+
+    assert storage.versions()[-1] == SCHEMA_VERSION
+    assert len(storage.versions()) == len(set(storage.versions()))
+
+
+def test_a_schema_newer_than_this_release_is_refused_naming_both_versions(
+    storage: Storage,
+) -> None:
+    storage.open().close()
+    storage.sql(f"INSERT INTO ledger_schema (version) VALUES ({SCHEMA_VERSION + 1})")
+
+    with pytest.raises(LedgerSchemaError) as raised:
+        storage.open()
+
+    message = str(raised.value)
+    assert f"schema version {SCHEMA_VERSION + 1}" in message
+    assert f"up to {SCHEMA_VERSION}" in message
+    assert (raised.value.found, raised.value.expected) == (SCHEMA_VERSION + 1, SCHEMA_VERSION)
+    with pytest.raises(LedgerSchemaError):
+        storage.open(setup=False)
+
+
+def test_without_setup_only_a_ledger_at_this_release_s_version_opens(storage: Storage) -> None:
+    with pytest.raises(LedgerSchemaError, match=r"has no ledger tables.*call setup\(\)"):
+        storage.open(setup=False)
+    assert storage.tables() == set()  # nothing was created
+
+    storage.open().close()
+    with closing(storage.open(setup=False)) as ledger:
+        assert ledger.pending_work() == 0

@@ -38,6 +38,8 @@ class Storage:
     sql: Callable[[str], list[tuple[Any, ...]]]
     script: Callable[[str], object]
     tables_query: str
+    previous_release_reads: str
+    """The query by which release 0.1.0 learns the version, to refuse a newer one."""
 
     def load_previous_release(self) -> None:
         """Fill the storage with the tables and rows release 0.1.0 left in it."""
@@ -71,6 +73,7 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]
             sqlite_sql,
             sqlite_script,
             "SELECT name FROM sqlite_master WHERE type = 'table'",
+            "PRAGMA user_version",
         )
         return
     import psycopg
@@ -88,6 +91,7 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Storage]
             postgres_sql,
             postgres_sql,  # psycopg sends a script without parameters as one
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()",
+            "SELECT max(version) FROM ledger_schema",
         )
 
 
@@ -118,6 +122,15 @@ def test_a_ledger_of_release_0_1_0_opens_and_keeps_its_records(storage: Storage)
         )
 
     assert storage.versions()[-1] == SCHEMA_VERSION
+    # One set of names on both: SQLite's tables were renamed.
+    assert storage.tables() == {
+        "ledger_interactions",
+        "ledger_evaluations",
+        "ledger_work",
+        "ledger_schema",
+    }
+    # Release 0.1.0 reads a version it does not know, and so refuses the ledger.
+    assert storage.sql(storage.previous_release_reads) == [(SCHEMA_VERSION,)]
 
 
 @pytest.mark.parametrize("start", ["empty", "release 0.1.0"])
@@ -160,3 +173,17 @@ def test_without_setup_only_a_ledger_at_this_release_s_version_opens(storage: St
     storage.open().close()
     with closing(storage.open(setup=False)) as ledger:
         assert ledger.pending_work() == 0
+
+
+def test_without_setup_a_ledger_of_release_0_1_0_is_left_as_it_is(storage: Storage) -> None:
+    storage.load_previous_release()
+    tables = storage.tables()
+
+    with pytest.raises(
+        LedgerSchemaError,
+        match=f"has schema version 1; this release needs schema version {SCHEMA_VERSION}",
+    ):
+        storage.open(setup=False)
+
+    assert storage.tables() == tables
+    assert storage.sql(storage.previous_release_reads) == [(1,)]

@@ -71,7 +71,7 @@ def test_two_processes_complete_every_unit_exactly_once(tmp_path):
     assert len(first | second) == 500
     assert ledger.pending_work() == 0
     with closing(sqlite3.connect(path)) as db:
-        assert db.execute("SELECT COUNT(*) FROM evaluations").fetchone() == (500,)
+        assert db.execute("SELECT COUNT(*) FROM ledger_evaluations").fetchone() == (500,)
     ledger.close()
 
 
@@ -111,6 +111,13 @@ def test_a_file_a_newer_release_versioned_only_in_user_version_is_refused(tmp_pa
 
     with pytest.raises(LedgerSchemaError, match=f"schema version {SCHEMA_VERSION + 1}"):
         SqliteLedger(path)
+
+
+def test_an_sqlite_too_old_for_the_ledger_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 24, 0))
+
+    with pytest.raises(RuntimeError, match=r"needs SQLite 3\.25\.0 or newer"):
+        SqliteLedger(tmp_path / "ledger.db")
 
 
 def test_a_missing_directory_is_named(tmp_path):

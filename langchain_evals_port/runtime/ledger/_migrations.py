@@ -117,6 +117,16 @@ CREATE INDEX IF NOT EXISTS ledger_work_by_age ON ledger_work (enqueued_at, evalu
 CREATE INDEX IF NOT EXISTS ledger_work_by_interaction ON ledger_work (interaction_id);
 """
 
+# SQLite's tables take the names they have on PostgreSQL (the evaluations' time column too),
+# so both dialects run the same statements. Indexes keep their names: they follow their
+# tables, and renaming one means building it again.
+_SQLITE_NAMES = """
+ALTER TABLE interactions RENAME TO ledger_interactions;
+ALTER TABLE evaluations RENAME TO ledger_evaluations;
+ALTER TABLE ledger_evaluations RENAME COLUMN timestamp TO evaluated_at;
+ALTER TABLE work RENAME TO ledger_work
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "the table of applied versions",
@@ -126,6 +136,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "interactions, evaluation records and the work queue, as release 0.1.0 made them",
         {"sqlite": _SQLITE_TABLES, "postgresql": _POSTGRES_TABLES},
     ),
+    Migration("one set of table names: SQLite's take PostgreSQL's", {"sqlite": _SQLITE_NAMES}),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS) - 1

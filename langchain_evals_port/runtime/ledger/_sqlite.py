@@ -2,9 +2,8 @@
 
 The file runs in WAL mode, so readers never wait for the writer. Every write that must be
 atomic runs in a ``BEGIN IMMEDIATE`` transaction, which takes the file's write lock up front;
-another process waits for it up to ``busy_timeout`` seconds. Claims raise each unit's
-fencing token, and every later write of a claim names the token it holds, so a worker whose
-lease was taken over changes nothing.
+another process waits for it up to ``busy_timeout`` seconds. The queries and the queue's
+fenced writes are ``SqlLedger``'s; this module supplies SQLite's connections and dialect.
 
 Durable evaluations keep their LangGraph checkpoints in the same file (LangGraph's tables
 beside the ledger's), so their steps survive whatever the ledger survives; SQLite's own file
@@ -21,44 +20,34 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from pydantic import BaseModel
 
-from langchain_evals_port.runtime._records import (
-    Claim,
-    EvaluationRecord,
-    InteractionRecord,
-    Page,
-    WorkUnit,
-)
+from langchain_evals_port.runtime._records import Claim, InteractionRecord, WorkUnit
 
-from ._errors import InteractionNotFoundError
-from ._pages import check_limit, epoch, page_of
-from ._queue import check_completion, check_lease, released_unit, resumed_unit
-from ._sql import Session, SqlLedger, evaluation_row, keyset_filter
+from ._sql import Session, SqlLedger, interaction_row
 
 __all__ = ["SqliteLedger"]
 
+MINIMUM_SQLITE = (3, 25, 0)
+"""The oldest SQLite the ledger runs on: ``ON CONFLICT DO NOTHING`` came in 3.24, renaming a
+column (a migration does) in 3.25."""
+
+_INSERT_INTERACTION = """
+INSERT INTO ledger_interactions (interaction_id, agent_id, started_at, record)
+VALUES (%s, %s, %s, %s)
+ON CONFLICT (interaction_id) DO NOTHING
+"""
+
 _ENQUEUE = """
-INSERT OR IGNORE INTO work (evaluation_id, interaction_id, enqueued_at, not_before, unit)
-SELECT ?, ?, ?, ?, ?
-WHERE NOT EXISTS (SELECT 1 FROM evaluations WHERE evaluation_id = ?)
+INSERT INTO ledger_work (evaluation_id, interaction_id, enqueued_at, not_before, unit)
+SELECT %s, %s, %s, %s, %s
+WHERE NOT EXISTS (SELECT 1 FROM ledger_evaluations WHERE evaluation_id = %s)
+ON CONFLICT (evaluation_id) DO NOTHING
 """
-
-_DUE = """
-SELECT evaluation_id, token, unit FROM work
-WHERE (worker IS NULL AND not_before <= :now) OR (worker IS NOT NULL AND lease_until <= :now)
-ORDER BY enqueued_at, evaluation_id
-LIMIT :limit
-"""
-
-# The fence of every write made under a claim: the unit is still claimed, with the same token.
-_HELD = "evaluation_id = ? AND token = ? AND worker IS NOT NULL"
 
 _SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -67,8 +56,6 @@ _AUTOCHECKPOINT_PAGES = 20_000
 
 _CHECKPOINT_INTERVAL = 1.0
 """Seconds between the worker's passive checkpoints."""
-
-M = TypeVar("M", InteractionRecord, EvaluationRecord)
 
 
 class _ThreadConnection:
@@ -125,6 +112,11 @@ class SqliteLedger(SqlLedger):
                 f"ledger path {str(self.path)!r}: "
                 f"directory {str(self.path.parent)!r} does not exist"
             )
+        if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+            raise RuntimeError(
+                f"SqliteLedger needs SQLite {'.'.join(map(str, MINIMUM_SQLITE))} or newer; "
+                f"this Python's sqlite3 module uses SQLite {sqlite3.sqlite_version}"
+            )
         if synchronous.upper() not in _SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {_SYNCHRONOUS}, got {synchronous!r}")
         self._synchronous = synchronous.upper()
@@ -144,6 +136,9 @@ class SqliteLedger(SqlLedger):
         except BaseException:
             self.close()
             raise
+
+    def __repr__(self) -> str:
+        return f"SqliteLedger({str(self.path)!r})"
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection, opened on first use (closed when the thread ends)."""
@@ -168,26 +163,11 @@ class SqliteLedger(SqlLedger):
         self._local.held = held
         return db
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """The connection inside one ``BEGIN IMMEDIATE`` transaction, committed on success."""
-        db = self._connection()
-        with self._write_lock:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-
-    def __repr__(self) -> str:
-        return f"SqliteLedger({str(self.path)!r})"
-
     # --- the parts of a SqlLedger ------------------------------------------------------------
 
     _DIALECT = "sqlite"
     _HAS_TABLE = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = %s"
+    _WAITING = "json_extract(unit, '$.waiting') = 1"
 
     @contextmanager
     def _connect(self) -> Iterator[Session]:
@@ -195,8 +175,21 @@ class SqliteLedger(SqlLedger):
 
     @contextmanager
     def _transaction(self) -> Iterator[Session]:
-        with self._write() as db:
-            yield _Statements(db)
+        """This thread's connection inside one ``BEGIN IMMEDIATE`` transaction."""
+        db = self._connection()
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield _Statements(db)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
+        """Run one statement (atomic on its own, in autocommit mode); the rows it changed."""
+        with self._write_lock:
+            return _Statements(self._connection()).change(sql, parameters)
 
     def _unrecorded_version(self, session: Session) -> int:
         """Release 0.1.0 kept the version of a file in its ``user_version`` alone (0: none)."""
@@ -208,15 +201,23 @@ class SqliteLedger(SqlLedger):
         # Release 0.1.0 reads the version here, and so refuses a file it cannot use.
         tx.change(f"PRAGMA user_version = {int(version)}")
 
-    def _read(self, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
-        """The rows of one query."""
-        return self._connection().execute(sql, parameters).fetchall()
+    def record_interaction(self, record: InteractionRecord, work: Sequence[WorkUnit] = ()) -> None:
+        """Store ``record`` (the first with its id is kept) and enqueue ``work``, atomically."""
+        units = _unit_rows(work)
+        with self._transaction() as tx:
+            tx.change(_INSERT_INTERACTION, interaction_row(record))
+            tx.change_many(_ENQUEUE, units)
 
-    def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
-        """Run one statement (atomic on its own, in autocommit mode); the rows it changed."""
-        db = self._connection()
-        with self._write_lock:
-            return db.execute(sql, parameters).rowcount
+    def enqueue(self, units: Sequence[WorkUnit]) -> int:
+        """Queue ``units`` (ids already queued or recorded are ignored); the number queued."""
+        rows = _unit_rows(units)
+        with self._transaction() as tx:
+            return tx.change_many(_ENQUEUE, rows)
+
+    def claim(self, worker_id: str, *, limit: int, lease_seconds: float) -> list[Claim]:
+        """Claim up to ``limit`` due units (oldest first) for ``worker_id``."""
+        self._checkpoint_now_and_then()
+        return super().claim(worker_id, limit=limit, lease_seconds=lease_seconds)
 
     def _checkpoint_now_and_then(self) -> None:
         """Copy the WAL into the database file, at most once a second, without blocking
@@ -225,245 +226,6 @@ class SqliteLedger(SqlLedger):
         if now >= self._next_checkpoint:
             self._next_checkpoint = now + _CHECKPOINT_INTERVAL
             self._connection().execute("PRAGMA wal_checkpoint(PASSIVE)")
-
-    # --- records -------------------------------------------------------------------------
-
-    def record_interaction(self, record: InteractionRecord, work: Sequence[WorkUnit] = ()) -> None:
-        """Store ``record`` (the first with its id is kept) and enqueue ``work``, atomically."""
-        row = (record.interaction_id, record.agent_id, epoch(record.started_at))
-        stored = record.model_dump_json()
-        units = _unit_rows(work)
-        with self._write() as db:
-            db.execute("INSERT OR IGNORE INTO interactions VALUES (?, ?, ?, ?)", (*row, stored))
-            db.executemany(_ENQUEUE, units)
-
-    def get_interaction(self, interaction_id: str) -> InteractionRecord:
-        """The interaction with this id; ``InteractionNotFoundError`` when there is none."""
-        rows = self._read(
-            "SELECT record FROM interactions WHERE interaction_id = ?", (interaction_id,)
-        )
-        if not rows:
-            raise InteractionNotFoundError(interaction_id)
-        return InteractionRecord.model_validate_json(rows[0][0])
-
-    def record_evaluation(self, record: EvaluationRecord) -> bool:
-        """Store ``record`` unless one with its ``evaluation_id`` exists; True when stored."""
-        return self._change(_INSERT_EVALUATION, evaluation_row(record)) == 1
-
-    def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
-        """The evaluation record with this id, or ``None``."""
-        rows = self._read(
-            "SELECT record FROM evaluations WHERE evaluation_id = ?", (evaluation_id,)
-        )
-        return EvaluationRecord.model_validate_json(rows[0][0]) if rows else None
-
-    def get_evaluations(self, interaction_id: str) -> list[EvaluationRecord]:
-        """Every evaluation record of one interaction, oldest first."""
-        rows = self._read(
-            "SELECT record FROM evaluations WHERE interaction_id = ?"
-            " ORDER BY timestamp, evaluation_id",
-            (interaction_id,),
-        )
-        return [EvaluationRecord.model_validate_json(text) for (text,) in rows]
-
-    def query_interactions(
-        self,
-        *,
-        agent_id: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> Page[InteractionRecord]:
-        """Interactions by start time (``since`` inclusive, ``until`` exclusive), oldest first."""
-        return self._query(
-            InteractionRecord,
-            {"agent_id": agent_id},
-            since=since,
-            until=until,
-            limit=limit,
-            cursor=cursor,
-        )
-
-    def query_evaluations(
-        self,
-        *,
-        agent_id: str | None = None,
-        evaluator_id: str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> Page[EvaluationRecord]:
-        """Evaluation records by timestamp (``since`` inclusive, ``until`` exclusive)."""
-        return self._query(
-            EvaluationRecord,
-            {"agent_id": agent_id, "evaluator_id": evaluator_id},
-            since=since,
-            until=until,
-            limit=limit,
-            cursor=cursor,
-        )
-
-    def _query(
-        self,
-        model: type[M],
-        equal: dict[str, str | None],
-        *,
-        since: datetime | None,
-        until: datetime | None,
-        limit: int,
-        cursor: str | None,
-    ) -> Page[M]:
-        check_limit(limit)
-        table, moment, key = _QUERIED[model]
-        parameters: list[Any]
-        where, parameters = keyset_filter(
-            equal,
-            moment=moment,
-            key=key,
-            since=since,
-            until=until,
-            cursor=cursor,
-            placeholder="?",
-        )
-        rows = self._read(
-            f"SELECT {moment}, {key}, record FROM {table} {where} ORDER BY {moment}, {key} LIMIT ?",
-            [*parameters, limit + 1],
-        )
-        page = page_of(rows, limit, key=lambda row: (row[0], row[1]))
-        return Page(
-            items=[model.model_validate_json(row[2]) for row in page.items],
-            next_cursor=page.next_cursor,
-        )
-
-    # --- work queue ----------------------------------------------------------------------
-
-    def enqueue(self, units: Sequence[WorkUnit]) -> int:
-        """Queue ``units`` (ids already queued or recorded are ignored); the number queued."""
-        rows = _unit_rows(units)
-        with self._write() as db:
-            return db.executemany(_ENQUEUE, rows).rowcount
-
-    def claim(self, worker_id: str, *, limit: int, lease_seconds: float) -> list[Claim]:
-        """Claim up to ``limit`` due units (oldest first) for ``worker_id``."""
-        check_limit(limit)
-        check_lease(lease_seconds)
-        self._checkpoint_now_and_then()
-        with self._write() as db:
-            now = time.time()
-            due = db.execute(_DUE, {"now": now, "limit": limit}).fetchall()
-            lease_until = now + lease_seconds
-            db.executemany(
-                "UPDATE work SET worker = ?, token = token + 1, lease_until = ?"
-                " WHERE evaluation_id = ?",
-                [(worker_id, lease_until, evaluation_id) for evaluation_id, _, _ in due],
-            )
-        return [
-            Claim(
-                unit=WorkUnit.model_validate_json(unit),
-                worker_id=worker_id,
-                token=token + 1,
-                lease_expires_at=lease_until,
-            )
-            for _, token, unit in due
-        ]
-
-    def heartbeat(self, claim: Claim, *, lease_seconds: float) -> Claim | None:
-        """Extend the lease; the renewed claim, or ``None`` when the claim was lost."""
-        check_lease(lease_seconds)
-        lease_until = time.time() + lease_seconds
-        changed = self._change(
-            f"UPDATE work SET lease_until = ? WHERE {_HELD}", (lease_until, *_fence(claim))
-        )
-        return claim.model_copy(update={"lease_expires_at": lease_until}) if changed else None
-
-    def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
-        """Record the outcome (first writer wins) and remove the unit; False when lost."""
-        check_completion(claim, record)
-        row = evaluation_row(record)
-        with self._write() as db:
-            if db.execute(f"DELETE FROM work WHERE {_HELD}", _fence(claim)).rowcount != 1:
-                return False
-            db.execute(_INSERT_EVALUATION, row)
-        return True
-
-    def release(
-        self,
-        claim: Claim,
-        *,
-        delay: float = 0.0,
-        attempts: int | None = None,
-        waiting: bool = False,
-        question: Any = None,
-    ) -> bool:
-        """Put the unit back, due after ``delay`` seconds, optionally with a new attempt
-        count or waiting for ``resume`` (with the ``question`` asked); False when the claim
-        was lost."""
-        unit = released_unit(
-            claim.unit,
-            now=time.time(),
-            delay=delay,
-            attempts=attempts,
-            waiting=waiting,
-            question=question,
-        )
-        changed = self._change(
-            f"UPDATE work SET worker = NULL, lease_until = NULL, not_before = ?, unit = ?"
-            f" WHERE {_HELD}",
-            (unit.not_before, unit.model_dump_json(), *_fence(claim)),
-        )
-        return changed == 1
-
-    def waiting_work(self, interaction_id: str | None = None) -> list[WorkUnit]:
-        """The units waiting for ``resume`` (of one interaction, or all), oldest first."""
-        where = "worker IS NULL AND json_extract(unit, '$.waiting') = 1"
-        parameters: tuple[str, ...] = ()
-        if interaction_id is not None:
-            where += " AND interaction_id = ?"
-            parameters = (interaction_id,)
-        rows = self._read(
-            f"SELECT unit FROM work WHERE {where} ORDER BY enqueued_at, evaluation_id",
-            parameters,
-        )
-        return [WorkUnit.model_validate_json(text) for (text,) in rows]
-
-    def resume(self, evaluation_id: str, value: Any) -> bool:
-        """Make a waiting unit due now, carrying ``value``; False when none is waiting."""
-        with self._write() as db:
-            row = db.execute(
-                "SELECT unit FROM work WHERE evaluation_id = ? AND worker IS NULL",
-                (evaluation_id,),
-            ).fetchone()
-            if row is None:
-                return False
-            unit = WorkUnit.model_validate_json(row[0])
-            if not unit.waiting:
-                return False
-            unit = resumed_unit(unit, value)
-            db.execute(
-                "UPDATE work SET not_before = ?, unit = ? WHERE evaluation_id = ?",
-                (unit.not_before, unit.model_dump_json(), evaluation_id),
-            )
-        return True
-
-    def reclaim_expired(self) -> int:
-        """Make units whose lease expired claimable again; the number reclaimed."""
-        return self._change(
-            "UPDATE work SET worker = NULL, lease_until = NULL"
-            " WHERE worker IS NOT NULL AND lease_until <= ?",
-            (time.time(),),
-        )
-
-    def pending_work(self, interaction_id: str | None = None) -> int:
-        """Units queued or claimed (for one interaction, or in all)."""
-        if interaction_id is None:
-            [(count,)] = self._read("SELECT COUNT(*) FROM work")
-        else:
-            [(count,)] = self._read(
-                "SELECT COUNT(*) FROM work WHERE interaction_id = ?", (interaction_id,)
-            )
-        return int(count)
 
     def close(self) -> None:
         """Close the connections; the ledger is unusable afterwards."""
@@ -484,16 +246,8 @@ class SqliteLedger(SqlLedger):
             yield saver
 
 
-_INSERT_EVALUATION = "INSERT OR IGNORE INTO evaluations VALUES (?, ?, ?, ?, ?, ?)"
-
-_QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
-    InteractionRecord: ("interactions", "started_at", "interaction_id"),
-    EvaluationRecord: ("evaluations", "timestamp", "evaluation_id"),
-}
-"""The table of each record type, with the columns that order it: time, then id."""
-
-
 def _unit_rows(units: Sequence[WorkUnit]) -> list[tuple[str, str, float, float, str, str]]:
+    """The parameters of ``_ENQUEUE`` for each unit."""
     return [
         (
             unit.evaluation_id,
@@ -505,10 +259,6 @@ def _unit_rows(units: Sequence[WorkUnit]) -> list[tuple[str, str, float, float, 
         )
         for unit in units
     ]
-
-
-def _fence(claim: Claim) -> tuple[str, int]:
-    return claim.unit.evaluation_id, claim.token
 
 
 class _Statements:

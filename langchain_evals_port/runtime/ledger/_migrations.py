@@ -4,7 +4,8 @@ A migration is history: it stays as it was released, and a change of the schema 
 migration at the end of the list. ``SqlLedger.setup()`` applies those a ledger has not had
 yet, in one transaction, and records each version in the ``ledger_schema`` table. Where the
 dialects differ a migration says what each runs; a dialect it names no statement for has
-nothing to do.
+nothing to do. A migration may also give the stored evaluation records a new shape: a
+pure function from the old JSON to the new, applied to every row.
 
 Release 0.1.0 made versions 0 and 1 (PostgreSQL recorded 1 in ``ledger_schema``, SQLite in
 the file's ``user_version`` alone).
@@ -12,24 +13,90 @@ the file's ``user_version`` alone).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration"]
+from langchain_evals_port.core.errors import FAILURE_CODES
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "outcome_to_results"]
 
 
 @dataclass(frozen=True)
 class Migration:
-    """The step to one schema version: what it does, and its statements (``;``-separated;
-    one text for every dialect, or one per dialect name)."""
+    """The step to one schema version: what it does, its statements (``;``-separated; one
+    text for every dialect, or one per dialect name), then the new shape of every stored
+    evaluation record's JSON, from the old one (``None``: unchanged)."""
 
     summary: str
     sql: str | Mapping[str, str] = field(default="")
+    rewrite_evaluations: Callable[[dict[str, Any]], dict[str, Any]] | None = None
 
     def statements(self, dialect: str) -> list[str]:
         """The statements ``dialect`` (``"sqlite"``, ``"postgresql"``) runs, one by one."""
         text = self.sql if isinstance(self.sql, str) else self.sql.get(dialect, "")
         return [statement.strip() for statement in text.split(";") if statement.strip()]
+
+
+def outcome_to_results(record: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation record's JSON as release 0.1.0 stored it — one ``outcome`` — in the
+    shape that replaced it: ``results``, a list of core ``EvaluatorResult`` JSON (here one,
+    keyed by the evaluator id), and ``pass_threshold`` (unknown then: ``None``).
+
+    A verdict's score is its number, else whether it passed; its explanation becomes the
+    comment, and ``passed``, the label (when set) and the attributes the metadata. An
+    inconclusive outcome keeps its reason; a failure its code (``evaluator_error`` for one
+    the core does not know) and ``"type: message"`` as the reason.
+
+    Example:
+        >>> old = {"evaluation_id": "e-1", "evaluator_id": "tone",
+        ...        "outcome": {"kind": "inconclusive", "reason": "nothing to judge"}}
+        >>> new = outcome_to_results(old)
+        >>> new["results"]
+        [{'key': 'tone', 'outcome': 'inconclusive', 'reason': 'nothing to judge', 'score': None}]
+        >>> "outcome" in new, new["pass_threshold"]
+        (False, None)
+    """
+    key = record["evaluator_id"]
+    outcome = record["outcome"]
+    result: dict[str, Any]
+    if outcome["kind"] == "verdict":
+        verdict = outcome["evaluation"]
+        metadata: dict[str, Any] = {"passed": verdict["passed"]}
+        if verdict["label"] is not None:
+            metadata["label"] = verdict["label"]
+        result = {
+            "key": key,
+            "score": verdict["passed"] if verdict["score"] is None else verdict["score"],
+            "comment": verdict["explanation"],
+            "metadata": {**metadata, **verdict["attributes"]},
+            "outcome": "verdict",
+        }
+    elif outcome["kind"] == "inconclusive":
+        result = {"key": key, "outcome": "inconclusive", "reason": outcome["reason"], "score": None}
+    elif outcome["kind"] == "failed":
+        error = outcome["error"]
+        result = {
+            "key": key,
+            "outcome": "failed",
+            "error_code": error["code"] if error["code"] in FAILURE_CODES else "evaluator_error",
+            "reason": f"{error['type']}: {error['message']}",
+            "score": None,
+        }
+    else:
+        raise ValueError(
+            f"evaluation record {record.get('evaluation_id')!r}: outcome kind "
+            f"{outcome['kind']!r} is none of verdict, inconclusive, failed"
+        )
+    # The same fields in the same order, the results where the outcome was.
+    rewritten: dict[str, Any] = {}
+    for name, value in record.items():
+        if name == "outcome":
+            rewritten["results"] = [result]
+            rewritten["pass_threshold"] = None
+        else:
+            rewritten[name] = value
+    return rewritten
 
 
 _SQLITE_TABLES = """
@@ -137,6 +204,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         {"sqlite": _SQLITE_TABLES, "postgresql": _POSTGRES_TABLES},
     ),
     Migration("one set of table names: SQLite's take PostgreSQL's", {"sqlite": _SQLITE_NAMES}),
+    Migration(
+        "an evaluation record holds a list of core results instead of one outcome",
+        rewrite_evaluations=outcome_to_results,
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS) - 1

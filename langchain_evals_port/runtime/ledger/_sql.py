@@ -14,10 +14,11 @@ Statements here use ``%s`` placeholders (psycopg's); the SQLite backend turns th
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -169,6 +170,8 @@ class SqlLedger(ABC):
     def _run(self, tx: Session, migration: Migration) -> None:
         for statement in migration.statements(self._DIALECT):
             tx.change(statement)
+        if migration.rewrite_evaluations is not None:
+            _rewrite_evaluations(tx, migration.rewrite_evaluations)
 
     def _stored_version(self, session: Session) -> int:
         """The schema version the storage is at (-1: none), read without changing it."""
@@ -443,6 +446,38 @@ _QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
 
 def _fence(claim: Claim) -> tuple[str, int]:
     return claim.unit.evaluation_id, claim.token
+
+
+_REWRITE_BATCH = 500
+"""Evaluation records read and written back at a time by a migration that rewrites them."""
+
+
+def _rewrite_evaluations(tx: Session, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """Pass the JSON of every stored evaluation record through ``change``, a batch at a time
+    in id order, so a large ledger is never all in memory."""
+    after: tuple[str, ...] = ()
+    while True:
+        where = "WHERE evaluation_id > %s" if after else ""
+        rows = tx.rows(
+            f"SELECT evaluation_id, record FROM ledger_evaluations {where}"
+            f" ORDER BY evaluation_id LIMIT {_REWRITE_BATCH}",
+            after,
+        )
+        if not rows:
+            return
+        tx.change_many(
+            "UPDATE ledger_evaluations SET record = %s WHERE evaluation_id = %s",
+            [
+                (_compact_json(change(json.loads(text))), evaluation_id)
+                for evaluation_id, text in rows
+            ],
+        )
+        after = (rows[-1][0],)
+
+
+def _compact_json(value: Any) -> str:
+    """``value`` as JSON written the way pydantic writes records: no spaces, UTF-8 as is."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _holding(version: int) -> str:

@@ -26,7 +26,7 @@ WORKER = """
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from _factories import make_evaluation
-from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+from langchain_evals_port.runtime import PostgresLedger
 
 ledger = PostgresLedger(sys.argv[1], pool_size=2)
 print("ready", flush=True)
@@ -44,7 +44,7 @@ print(json.dumps(claimed), flush=True)
 
 @pytest.fixture
 def ledger(postgres_dsn):
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     yield ledger
@@ -146,7 +146,7 @@ def test_a_claimer_holding_its_transaction_open_does_not_block_another(postgres_
 
 
 def test_a_reopened_database_holds_everything(postgres_dsn):
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     first = PostgresLedger(postgres_dsn)
     first.record_interaction(make_interaction("i-1"), [make_unit("e-1"), make_unit("e-2")])
@@ -170,7 +170,7 @@ async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
     # Six sessions at once, as six worker processes starting durable evaluations would.
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_database_dsn)
     try:
@@ -193,7 +193,7 @@ async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
 def test_a_closed_ledger_is_unusable(postgres_dsn):
     from psycopg_pool import PoolClosed
 
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     ledger.close()
@@ -203,7 +203,7 @@ def test_a_closed_ledger_is_unusable(postgres_dsn):
 
 
 def test_repr_hides_the_password(postgres_dsn):
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     try:
@@ -230,7 +230,7 @@ def free_port() -> int:
     ],
 )
 def test_an_unreachable_server_is_named_without_the_password(template):
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     port = free_port()
     with pytest.raises(ConnectionError) as raised:
@@ -248,7 +248,7 @@ def test_an_unreachable_server_is_named_without_the_password(template):
 
 
 def test_a_malformed_dsn_is_named():
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     with pytest.raises(ValueError, match="not a valid connection string") as raised:
         PostgresLedger("host=127.0.0.1 password=hunter2 colour")
@@ -276,7 +276,7 @@ def test_redact_dsn(dsn, shown):
 
 @pytest.mark.parametrize("pool_size", [0, -1, True, 2.5])
 def test_a_bad_pool_size_is_refused(pool_size):
-    from langchain_evals_port.runtime.ledger._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     with pytest.raises(ValueError, match="pool_size"):
         PostgresLedger("postgresql://127.0.0.1:1/x", pool_size=pool_size)
@@ -310,11 +310,13 @@ def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
     )
 
 
-def test_importing_the_package_does_not_import_psycopg():
+def test_importing_the_package_imports_neither_psycopg_nor_pytest():
+    # Both are optional: psycopg until a PostgresLedger is created, pytest until the ledger
+    # contract suite (langchain_evals_port.runtime.ledger.contract) runs.
     code = (
         "import sys, langchain_evals_port, langchain_evals_port.runtime, "
         "langchain_evals_port.runtime.ledger._postgres; "
-        "print(sorted(m for m in sys.modules if m.startswith('psycopg')))"
+        "print(sorted(m for m in sys.modules if m.startswith(('psycopg', 'pytest', '_pytest'))))"
     )
     run = subprocess.run(
         [sys.executable, "-c", code],

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from _factories import make_evaluation, make_interaction, make_unit
 
-from langchain_evals_port.runtime import LedgerSchemaError
-from langchain_evals_port.runtime.ledger._migrations import SCHEMA_VERSION
-from langchain_evals_port.runtime.ledger._sqlite import SqliteLedger
+from langchain_evals_port.runtime import LedgerSchemaError, SqliteLedger
+
+LATEST = len(SqliteLedger.MIGRATIONS) - 1
+"""The schema version of this release."""
 
 # A worker process: waits for "go" on stdin, claims and completes units until none is left
 # for it, then prints the ids it claimed as JSON.
@@ -25,7 +26,7 @@ WORKER = """
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from _factories import make_evaluation
-from langchain_evals_port.runtime.ledger._sqlite import SqliteLedger
+from langchain_evals_port.runtime import SqliteLedger
 
 ledger = SqliteLedger(sys.argv[1])
 print("ready", flush=True)
@@ -99,7 +100,7 @@ def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path):
 
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert db.execute("PRAGMA user_version").fetchone() == (LATEST,)
 
 
 def test_a_file_a_newer_release_versioned_only_in_user_version_is_refused(tmp_path):
@@ -107,9 +108,9 @@ def test_a_file_a_newer_release_versioned_only_in_user_version_is_refused(tmp_pa
     # newer files.
     path = tmp_path / "ledger.db"
     with closing(sqlite3.connect(path)) as db:
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        db.execute(f"PRAGMA user_version = {LATEST + 1}")
 
-    with pytest.raises(LedgerSchemaError, match=f"schema version {SCHEMA_VERSION + 1}"):
+    with pytest.raises(LedgerSchemaError, match=f"schema version {LATEST + 1}"):
         SqliteLedger(path)
 
 

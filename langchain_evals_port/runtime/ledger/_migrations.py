@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_evals_port.core.errors import FAILURE_CODES
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "outcome_to_results"]
+__all__ = ["MIGRATIONS", "Migration", "outcome_to_results"]
 
 
 @dataclass(frozen=True)
@@ -209,6 +209,3 @@ MIGRATIONS: tuple[Migration, ...] = (
         rewrite_evaluations=outcome_to_results,
     ),
 )
-
-SCHEMA_VERSION = len(MIGRATIONS) - 1
-"""The version this release's ledgers are at once set up."""

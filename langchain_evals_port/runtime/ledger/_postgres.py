@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from psycopg import Connection
     from psycopg_pool import ConnectionPool
 
-__all__ = ["PostgresLedger", "set_up_checkpoints"]
+__all__ = ["PostgresLedger"]
 
 _SCHEMA_LOCK = 0x6C65_6467_6572_0001
 """The advisory lock under which ledgers set up or migrate the tables (processes may start
@@ -214,11 +214,11 @@ class PostgresLedger(SqlLedger):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
         async with AsyncPostgresSaver.from_conn_string(self.dsn) as saver:
-            await set_up_checkpoints(saver)
+            await _set_up_checkpoints(saver)
             yield saver
 
 
-async def set_up_checkpoints(saver: AsyncPostgresSaver) -> None:
+async def _set_up_checkpoints(saver: AsyncPostgresSaver) -> None:
     """Run LangGraph's checkpoint migrations (``saver.setup()``), one session at a time.
 
     Sessions running ``setup()`` at once collide (each creates the tables and inserts the
@@ -308,10 +308,10 @@ class _Statements:
         self._db = db
 
     def rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._db.execute(sql, parameters or None).fetchall()
+        return self._db.execute(sql, parameters).fetchall()
 
     def change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
-        return self._db.execute(sql, parameters or None).rowcount
+        return self._db.execute(sql, parameters).rowcount
 
     def change_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> int:
         with self._db.cursor() as cursor:

@@ -34,7 +34,7 @@ from langchain_evals_port.runtime._records import (
 )
 
 from ._errors import InteractionNotFoundError, LedgerSchemaError
-from ._migrations import MIGRATIONS, SCHEMA_VERSION, Migration
+from ._migrations import MIGRATIONS, Migration
 from ._pages import check_limit, decode_cursor, epoch, page_of
 from ._queue import check_completion, check_lease, released_unit, resumed_unit
 
@@ -67,7 +67,8 @@ class SqlLedger(ABC):
     """
 
     MIGRATIONS: ClassVar[tuple[Migration, ...]] = MIGRATIONS
-    """The schema, version by version (the index is the version)."""
+    """The schema, version by version: ``MIGRATIONS[v]`` makes version ``v``, and the last
+    version is the one this release reads and writes."""
 
     _DIALECT: ClassVar[str]
     """The name the migrations give this backend's statements."""
@@ -145,7 +146,7 @@ class SqlLedger(ABC):
             self._refuse_newer(found)
             if recorded is None and found >= 0:
                 self._record_version(tx, found)  # kept elsewhere until now: recorded here too
-            for version in range(found + 1, SCHEMA_VERSION + 1):
+            for version in range(found + 1, len(self.MIGRATIONS)):
                 migration = self.MIGRATIONS[version]
                 logger.info("%r: schema version %d: %s", self, version, migration.summary)
                 self._run(tx, migration)
@@ -159,12 +160,13 @@ class SqlLedger(ABC):
         with self._connect() as session:
             found = self._stored_version(session)
         self._refuse_newer(found)
-        if found < SCHEMA_VERSION:
+        latest = len(self.MIGRATIONS) - 1
+        if found < latest:
             raise LedgerSchemaError(
-                f"{self!r} {_holding(found)}; this release needs schema version "
-                f"{SCHEMA_VERSION}: call setup(), or open it without setup=False",
+                f"{self!r} {_holding(found)}; this release needs schema version {latest}: "
+                "call setup(), or open it without setup=False",
                 found=found,
-                expected=SCHEMA_VERSION,
+                expected=latest,
             )
 
     def _run(self, tx: Session, migration: Migration) -> None:
@@ -187,12 +189,13 @@ class SqlLedger(ABC):
         return None if version is None else int(version)
 
     def _refuse_newer(self, found: int) -> None:
-        if found > SCHEMA_VERSION:
+        latest = len(self.MIGRATIONS) - 1
+        if found > latest:
             raise LedgerSchemaError(
                 f"{self!r} {_holding(found)}; this release of langchain-evals-port knows "
-                f"schema versions up to {SCHEMA_VERSION}: upgrade it to open this ledger",
+                f"schema versions up to {latest}: upgrade it to open this ledger",
                 found=found,
-                expected=SCHEMA_VERSION,
+                expected=latest,
             )
 
     # --- records ----------------------------------------------------------------------------

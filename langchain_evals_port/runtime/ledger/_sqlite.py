@@ -32,7 +32,7 @@ from ._sql import Session, SqlLedger, interaction_row
 
 __all__ = ["SqliteLedger"]
 
-MINIMUM_SQLITE = (3, 25, 0)
+_MINIMUM_SQLITE = (3, 25, 0)
 """The oldest SQLite the ledger runs on: ``ON CONFLICT DO NOTHING`` came in 3.24, renaming a
 column (a migration does) in 3.25."""
 
@@ -112,9 +112,9 @@ class SqliteLedger(SqlLedger):
                 f"ledger path {str(self.path)!r}: "
                 f"directory {str(self.path.parent)!r} does not exist"
             )
-        if sqlite3.sqlite_version_info < MINIMUM_SQLITE:
+        if sqlite3.sqlite_version_info < _MINIMUM_SQLITE:
             raise RuntimeError(
-                f"SqliteLedger needs SQLite {'.'.join(map(str, MINIMUM_SQLITE))} or newer; "
+                f"SqliteLedger needs SQLite {'.'.join(map(str, _MINIMUM_SQLITE))} or newer; "
                 f"this Python's sqlite3 module uses SQLite {sqlite3.sqlite_version}"
             )
         if synchronous.upper() not in _SYNCHRONOUS:

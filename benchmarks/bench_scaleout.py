@@ -155,7 +155,7 @@ def server_cpu(db: Any, server_is_local: bool) -> dict[int, float] | None:
 def record_interactions(dsn: str, count: int) -> list[WorkUnit]:
     """Record ``count`` interactions through a bound agent (no evaluator bound, so nothing is
     queued); the work units that evaluate them, as the runtime would queue them."""
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(dsn)
     recorder = EvaluationRuntime(None, ledger=ledger, start=False)
@@ -230,7 +230,7 @@ def wait_until_started(workers: list[tuple[subprocess.Popen[bytes], Path]]) -> N
 def run(server_dsn: str, workers_count: int, evaluations: int) -> Run:
     import psycopg
 
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     host = urlsplit(server_dsn).hostname if "://" in server_dsn else None
     server_is_local = host in ("127.0.0.1", "localhost", "::1")

@@ -20,12 +20,6 @@ from ._config import (
 )
 from ._context import EvaluationContext, request_for
 from ._ids import evaluation_id, sampled
-from ._ledger import InteractionNotFoundError, Ledger, export_jsonl, open_ledger
-from ._memory import InMemoryLedger
-
-# Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
-# ``PostgresLedger`` is created, so this package imports without it.
-from ._postgres import PostgresLedger
 from ._records import (
     Claim,
     EvaluationRecord,
@@ -44,13 +38,25 @@ from ._redact import redact_text
 from ._registry import Registration, RegistrationTarget
 from ._runtime import EvaluationRuntime, WaitingEvaluation
 from ._scope import current_evaluation_id, evaluation_scope
-from ._sqlite import SqliteLedger
 from .capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
 from .durable import DurableEvaluator
+from .ledger import (
+    CheckpointerUnavailableError,
+    InMemoryLedger,
+    InteractionNotFoundError,
+    Ledger,
+    LedgerSchemaError,
+    PostgresLedger,
+    SqliteLedger,
+    SupportsCheckpoints,
+    export_jsonl,
+    open_ledger,
+)
 
 __all__ = [
     "Binding",
     "BoundAgent",
+    "CheckpointerUnavailableError",
     "Claim",
     "ConfigKeyError",
     "ConfigTypeError",
@@ -70,6 +76,7 @@ __all__ = [
     "InteractionSink",
     "InteractionStatus",
     "Ledger",
+    "LedgerSchemaError",
     "ModelResponse",
     "Page",
     "PostgresLedger",
@@ -77,6 +84,7 @@ __all__ = [
     "RegistrationTarget",
     "SqliteLedger",
     "Subject",
+    "SupportsCheckpoints",
     "TokenUsage",
     "ToolCallRecord",
     "Trigger",

@@ -24,7 +24,7 @@ from ._config import EvaluatorConfig
 from ._records import InteractionRecord, Subject, Trigger
 
 if TYPE_CHECKING:
-    from ._ledger import Ledger
+    from .ledger import Ledger
 
 __all__ = ["EvaluationContext", "RequestBuilder", "build_request", "request_for"]
 

@@ -33,18 +33,18 @@ from langchain_evals_port.core.errors import (
     classify_failure,
 )
 
-from ._checkpoint import open_checkpointer
 from ._context import EvaluationContext, build_request
 from ._records import EvaluationRecord, InteractionRecord, WorkUnit
 from ._registry import Registered
 from ._scope import evaluation_scope
 from .durable._engine import CheckpointKept, DurableEngine, Paused
+from .ledger._protocol import checkpoint_storage
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from ._config import EvaluationConfig
-    from ._ledger import Ledger
+    from .ledger import Ledger
 
 __all__ = ["Park", "Retry", "RetryPolicy", "UnitExecutor"]
 
@@ -135,6 +135,8 @@ class UnitExecutor:
         checkpointer: BaseCheckpointSaver[str] | None = None,
     ) -> None:
         self._registry = registry
+        if checkpointer is None and any(r.durable is not None for r in registry.values()):
+            checkpoint_storage(ledger)  # a ledger that keeps none is an error now, not later
         self._checkpointer = checkpointer
         self._engines: dict[str, DurableEngine] = {}
         self._opening = asyncio.Lock()
@@ -272,7 +274,7 @@ class UnitExecutor:
             engine = self._engines.get(registered.evaluator_id)
             if engine is None:
                 if self._checkpointer is None:
-                    opened = open_checkpointer(self._ledger)
+                    opened = checkpoint_storage(self._ledger).open_checkpointer()
                     self._checkpointer = await self._resources.enter_async_context(opened)
                 assert registered.durable is not None
                 engine = DurableEngine(

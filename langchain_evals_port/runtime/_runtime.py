@@ -36,10 +36,10 @@ from ._config import EvaluationConfig
 from ._dispatch import FOREVER, Dispatcher, DispatchSettings
 from ._execute import RetryPolicy, UnitExecutor
 from ._ids import evaluation_id, sampled
-from ._ledger import Ledger
 from ._records import EvaluationRecord, InteractionRecord, Trigger, WorkUnit
 from ._registry import RegistrationTarget, registry
 from .capture import BoundAgent, InteractionCallbackHandler
+from .ledger import Ledger, SqliteLedger
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -98,6 +98,8 @@ class EvaluationRuntime:
             not among ``evaluators`` (the message names the key path).
         EvaluatorUsageError: An entry of ``evaluators`` is not an evaluator, a factory of
             one or a durable evaluator, or a numeric evaluator has no ``pass_threshold``.
+        CheckpointerUnavailableError: A durable evaluator is registered, no ``checkpointer``
+            is given, and the ledger keeps no checkpoints (it is not ``SupportsCheckpoints``).
     """
 
     def __init__(
@@ -492,8 +494,6 @@ def _tracers(tracer: EvalTracer | None, langsmith_feedback: bool | EvalTracer) -
 
 
 def _default_ledger() -> Ledger:
-    from ._sqlite import SqliteLedger
-
     return SqliteLedger(DEFAULT_LEDGER_PATH)
 
 

@@ -28,10 +28,9 @@ from typing import Any, Literal
 
 from ._config import EvaluationConfig
 from ._context import request_for
-from ._ledger import Ledger
-from ._memory import InMemoryLedger
 from ._registry import RegistrationTarget
 from ._runtime import EvaluationRuntime
+from .ledger import InMemoryLedger, Ledger, SqliteLedger
 
 __all__ = ["request_for", "runtime_testkit"]
 
@@ -58,8 +57,6 @@ def runtime_testkit(
         if ledger == "memory":
             store: Ledger = InMemoryLedger()
         elif ledger == "sqlite":
-            from ._sqlite import SqliteLedger
-
             store = SqliteLedger(Path(directory) / "evals.db")
         elif isinstance(ledger, str):
             raise ValueError(f"ledger must be 'memory', 'sqlite' or a Ledger, got {ledger!r}")

@@ -59,10 +59,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langchain_evals_port.runtime._config import EvaluationConfig
 from langchain_evals_port.runtime._execute import Park, RetryPolicy, UnitExecutor
 from langchain_evals_port.runtime._ids import evaluation_id
-from langchain_evals_port.runtime._ledger import resumed_unit
-from langchain_evals_port.runtime._memory import InMemoryLedger
 from langchain_evals_port.runtime._records import EvaluationRecord, InteractionRecord, WorkUnit
 from langchain_evals_port.runtime._registry import Registered, Registration, registry
+from langchain_evals_port.runtime.ledger import InMemoryLedger
+from langchain_evals_port.runtime.ledger._queue import resumed_unit
 
 from ._engine import DurableEngine
 from ._evaluator import DurableEvaluator

@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _agents import ReplyLength, ThreeSteps, echo_agent
+from _agents import echo_agent, reply_length, three_steps
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_evals_port.runtime import (
     CheckpointerUnavailableError,
-    Evaluation,
     EvaluationRuntime,
     InMemoryLedger,
     SupportsCheckpoints,
@@ -25,10 +24,10 @@ class CountingSaver(InMemorySaver):
 
     def __init__(self) -> None:
         super().__init__()
-        self.writes = 0
+        self.checkpoints_written = 0
 
     async def aput(self, *args: Any, **kwargs: Any) -> Any:
-        self.writes += 1
+        self.checkpoints_written += 1
         return await super().aput(*args, **kwargs)
 
 
@@ -49,7 +48,9 @@ def test_every_ledger_of_the_package_keeps_checkpoints() -> None:
 
 def test_a_durable_evaluator_on_a_ledger_without_checkpoints_is_a_startup_error() -> None:
     with pytest.raises(CheckpointerUnavailableError) as raised:
-        EvaluationRuntime(bound(ThreeSteps.id), evaluators=[ThreeSteps], ledger=RecordsOnly())
+        EvaluationRuntime(
+            bound("three-steps"), evaluators={"three-steps": three_steps()}, ledger=RecordsOnly()
+        )
 
     message = str(raised.value)
     assert "RecordsOnly" in message
@@ -61,15 +62,17 @@ def test_a_durable_evaluator_on_a_ledger_without_checkpoints_is_a_startup_error(
 def test_a_checkpointer_given_to_the_runtime_serves_such_a_ledger() -> None:
     saver = CountingSaver()
     options = {"checkpointer": saver}
-    with runtime_testkit(bound(ThreeSteps.id), [ThreeSteps], ledger=RecordsOnly(), **options) as rt:
+    evaluators = {"three-steps": three_steps()}
+    with runtime_testkit(bound("three-steps"), evaluators, ledger=RecordsOnly(), **options) as rt:
         reply = rt.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
         [record] = rt.wait_for_evaluations(reply.interaction_id)
-    assert record.evaluation == Evaluation.of(True, "2 votes")
-    assert saver.writes >= 3  # a checkpoint per step, in the saver given
+    assert (record.passed, record.result.comment) == (True, "2 votes")
+    assert saver.checkpoints_written >= 3  # a checkpoint per step, in the saver given
 
 
 def test_plain_evaluators_need_no_checkpoints() -> None:
-    with runtime_testkit(bound(ReplyLength.id), [ReplyLength], ledger=RecordsOnly()) as runtime:
+    evaluators = {"reply-length": reply_length}
+    with runtime_testkit(bound("reply-length"), evaluators, ledger=RecordsOnly()) as runtime:
         reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hello")
         [record] = runtime.wait_for_evaluations(reply.interaction_id)
     assert record.is_verdict

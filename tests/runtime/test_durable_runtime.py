@@ -24,9 +24,7 @@ from langchain_evals_port.runtime import (
     EvaluationRecord,
     EvaluationRuntime,
     InMemoryLedger,
-    Ledger,
     SqliteLedger,
-    _execute,
     evaluation_id,
 )
 from langchain_evals_port.runtime.testkit import runtime_testkit
@@ -199,35 +197,30 @@ def test_a_graph_that_cannot_compile_is_refused_at_startup() -> None:
 
 
 class FlakyStorage(InMemoryLedger):
-    """A ledger whose first read of an evaluation record loses its connection."""
+    """A ledger whose first read of an evaluation record (``where="ledger-read"``) or first
+    opening of its checkpoints (``where="checkpointer-open"``) loses its connection."""
 
-    def __init__(self) -> None:
+    def __init__(self, where: str) -> None:
         super().__init__()
+        self.where = where
         self.failures = [ConnectionError("connection to the ledger lost")]
 
     def get_evaluation(self, evaluation_id: str) -> EvaluationRecord | None:
-        if self.failures:
+        if self.where == "ledger-read" and self.failures:
             raise self.failures.pop()
         return super().get_evaluation(evaluation_id)
 
+    @asynccontextmanager
+    async def open_checkpointer(self) -> AsyncIterator[Any]:
+        if self.where == "checkpointer-open" and self.failures:
+            raise self.failures.pop()
+        async with super().open_checkpointer() as checkpointer:
+            yield checkpointer
+
 
 @pytest.mark.parametrize("where", ["ledger-read", "checkpointer-open"])
-def test_a_storage_hiccup_retries_the_durable_evaluation_without_losing_it(
-    where: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ledger = FlakyStorage()
-    if where == "checkpointer-open":
-        failures, ledger.failures = ledger.failures, []
-        opening = _execute.open_checkpointer
-
-        @asynccontextmanager
-        async def flaky_open(ledger: Ledger) -> AsyncIterator[Any]:
-            if failures:
-                raise failures.pop()
-            async with opening(ledger) as checkpointer:
-                yield checkpointer
-
-        monkeypatch.setattr(_execute, "open_checkpointer", flaky_open)
+def test_a_storage_hiccup_retries_the_durable_evaluation_without_losing_it(where: str) -> None:
+    ledger = FlakyStorage(where)
     evaluators = {"three-steps": three_steps()}
     with runtime_testkit(
         bound("three-steps"), evaluators, ledger=ledger, retry_backoff=0.01

@@ -398,3 +398,13 @@ def test_the_evaluation_records_of_release_0_1_0_are_migrated_once(
     assert migrated["e-verdict"]["control_id"] == "quality-control"
     assert migrated["e-failed"]["attempts"] == 3
     assert storage.evaluations() == migrated
+    # And this release's models read them: outcomes and verdicts as 0.1.0 recorded them.
+    ledger = storage.open()
+    try:
+        records = {key: ledger.get_evaluation(key) for key in migrated}
+    finally:
+        ledger.close()
+    outcomes = {key: (record.outcome, record.passed) for key, record in records.items() if record}
+    assert len(outcomes) == len(migrated)
+    assert outcomes["e-verdict"][0] == "verdict"
+    assert outcomes["e-failed"] == ("failed", None)

@@ -14,8 +14,8 @@ Three measurements, each printed with its target:
    that agent (4 messages, 2 model responses, 1 tool call) with 2 work units each, in a loop.
    Target >= 2,000 interactions/s.
 3. Background throughput: 1,000 interactions recorded with ``start=False``, each queueing one
-   evaluation by ``OnlineEvaluator.from_evaluator(LLMJudge)`` whose ``ScriptedChatModel``
-   judge answers after 20 ms; then the runtime starts with concurrency 4 (the latency-bound
+   evaluation by an ``LLMJudge`` (registered as it is) whose ``ScriptedChatModel`` judge
+   answers after 20 ms; then the runtime starts with concurrency 4 (the latency-bound
    regime real judges live in) and is timed until every outcome is recorded. Against the
    concurrency-limited ideal 4 / 20 ms = 200/s.
    Target >= 80 % of it. Also prints process CPU time per evaluation (all threads) and, for
@@ -51,13 +51,10 @@ from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langchain_evals_port import LLMJudge
+from langchain_evals_port import LLMJudge, evaluator
 from langchain_evals_port.runtime import (
-    Evaluation,
-    EvaluationContext,
     EvaluationRuntime,
     InteractionRecord,
-    OnlineEvaluator,
     SqliteLedger,
     WorkUnit,
 )
@@ -101,25 +98,21 @@ def agent_graph() -> Any:
     return graph.compile()
 
 
-class ReplyGiven(OnlineEvaluator):
-    """A trivial evaluator: fetches the interaction and checks there is a reply."""
-
-    id = "reply-given"
-
-    def evaluate(self, ctx: EvaluationContext) -> Any:
-        text = ctx.interaction().final_response_text
-        return self.effects().complete(Evaluation.of(bool(text), "reply present"))
+@evaluator
+def reply_given(outputs: str) -> tuple[bool, str]:
+    """A trivial evaluator: checks that the interaction has a reply."""
+    return bool(outputs), "reply present"
 
 
-def judge_evaluator() -> type[OnlineEvaluator]:
+JUDGE_ID = "helpfulness-judge"
+
+
+def judge_evaluator() -> LLMJudge:
     judge = ScriptedChatModel(
         responder=lambda messages: {"reasoning": "It answers. Score: true.", "score": True},
         latency=JUDGE_LATENCY,
     )
-    return OnlineEvaluator.from_evaluator(
-        "helpfulness-judge",
-        LLMJudge(prompt="Is this reply helpful?\n{inputs}\n{outputs}", model=judge),
-    )
+    return LLMJudge(prompt="Is this reply helpful?\n{inputs}\n{outputs}", model=judge)
 
 
 def binding(evaluator_id: str) -> dict[str, Any]:
@@ -169,7 +162,10 @@ class Latency:
 def measure_latency(samples: int, *, start: bool, warmup: int = 300) -> Latency:
     with temporary_ledger() as ledger:
         runtime = EvaluationRuntime(
-            binding("reply-given"), evaluators=[ReplyGiven], ledger=ledger, start=start
+            binding("reply-given"),
+            evaluators={"reply-given": reply_given},
+            ledger=ledger,
+            start=start,
         )
         graph = agent_graph()
         bound = runtime.bind(graph, agent_id="support-agent")
@@ -255,7 +251,7 @@ def records_with_units(
                 agent_id=record.agent_id,
                 enqueued_at=now,
             )
-            for evaluator in ("reply-given", "helpfulness-judge")
+            for evaluator in ("reply-given", JUDGE_ID)
         ]
         batch.append((record, units))
     return batch
@@ -314,8 +310,8 @@ def measure_background(evaluations: int, concurrency: int) -> Background:
     judge = judge_evaluator()
     with temporary_ledger() as ledger:
         runtime = EvaluationRuntime(
-            binding(judge.id),
-            evaluators=[judge],
+            binding(JUDGE_ID),
+            evaluators={JUDGE_ID: judge},
             ledger=ledger,
             concurrency=concurrency,
             start=False,
@@ -331,8 +327,7 @@ def measure_background(evaluations: int, concurrency: int) -> Background:
         runtime.close()
         for interaction_id in ids[:: max(1, evaluations // 50)]:
             [record] = ledger.get_evaluations(interaction_id)
-            assert record.evaluation is not None, record
-            assert record.evaluation.passed, record
+            assert record.passed, record
     return Background(wall, cpu, evaluations, concurrency)
 
 
@@ -342,7 +337,7 @@ def measure_bare_judge(evaluations: int, concurrency: int) -> Background:
 
     from langchain_evals_port.core import EvalRequest
 
-    judge: Any = judge_evaluator()._offline  # the LLMJudge the online evaluator runs
+    judge = judge_evaluator()  # the same evaluator the runtime runs
     request = EvalRequest.of(inputs=QUESTION["messages"][0].text, outputs=answer_text())
 
     async def run_all() -> list[Any]:
@@ -426,7 +421,10 @@ def profile(part: str, samples: int, evaluations: int, concurrency: int) -> None
         # Only the bound calls, with the worker off: the capture + record + enqueue path.
         with temporary_ledger() as ledger:
             runtime = EvaluationRuntime(
-                binding("reply-given"), evaluators=[ReplyGiven], ledger=ledger, start=False
+                binding("reply-given"),
+                evaluators={"reply-given": reply_given},
+                ledger=ledger,
+                start=False,
             )
             graph = agent_graph()
             bound = runtime.bind(graph, agent_id="support-agent")
@@ -457,8 +455,8 @@ def profile(part: str, samples: int, evaluations: int, concurrency: int) -> None
         judge = judge_evaluator()
         with temporary_ledger() as ledger:
             runtime = EvaluationRuntime(
-                binding(judge.id),
-                evaluators=[judge],
+                binding(JUDGE_ID),
+                evaluators={JUDGE_ID: judge},
                 ledger=ledger,
                 concurrency=concurrency,
                 start=False,

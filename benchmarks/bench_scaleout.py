@@ -4,9 +4,10 @@ For 1, 2 and 4 workers (each ``--concurrency 4``) sharing one PostgreSQL ledger:
 interactions are recorded first, through a bound agent on a runtime that binds no evaluator;
 the workers are started and, once every one of them is up, one work unit per interaction is
 enqueued in a single statement. The clock runs from that moment until the ledger has no
-pending work. The evaluator reads the interaction from the ledger and asks a scripted judge
-(``ScriptedChatModel(latency=0.2).ainvoke``) for its verdict, so an evaluation takes 200 ms
-of waiting; the ideal throughput is workers x 4 / 0.2 s.
+pending work. The evaluator, an async ``@evaluator`` function, gets the reply the runtime
+read from the ledger and asks a scripted judge (``ScriptedChatModel(latency=0.2).ainvoke``)
+for its verdict, so an evaluation takes 200 ms of waiting; the ideal throughput is
+workers x 4 / 0.2 s.
 
 Printed per run: evaluations/s, the ideal and the share of it reached, the speed-up over one
 worker (target: 4 workers >= 3.2x), and CPU time per evaluation — of the worker processes
@@ -39,14 +40,8 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableLambda
 
-from langchain_evals_port.runtime import (
-    Evaluation,
-    EvaluationContext,
-    EvaluationRuntime,
-    OnlineEvaluator,
-    WorkUnit,
-    evaluation_id,
-)
+from langchain_evals_port import evaluator
+from langchain_evals_port.runtime import EvaluationRuntime, WorkUnit, evaluation_id
 from langchain_evals_port.testing import ScriptedChatModel
 
 HERE = Path(__file__).resolve().parent
@@ -84,20 +79,15 @@ def judge() -> ScriptedChatModel:
     return _judge
 
 
-class ScriptedJudge(OnlineEvaluator):
-    """Reads the interaction from the ledger and has the scripted judge grade the reply."""
-
-    id = EVALUATOR_ID
-
-    async def evaluate(self, ctx: EvaluationContext) -> Any:
-        interaction = await ctx.ainteraction()
-        question = f"Is this reply helpful?\n{interaction.final_response_text}"
-        reply = await judge().ainvoke([HumanMessage(question)])
-        passed = reply.text.startswith("PASS")
-        return self.effects().complete(Evaluation.of(passed, reply.text))
+@evaluator(feedback_key="helpful")
+async def scripted_judge(outputs: str) -> tuple[bool, str]:
+    """Has the scripted judge grade the reply (which the runtime read from the ledger)."""
+    reply = await judge().ainvoke([HumanMessage(f"Is this reply helpful?\n{outputs}")])
+    return reply.text.startswith("PASS"), reply.text
 
 
-EVALUATORS = [ScriptedJudge]
+EVALUATORS = {EVALUATOR_ID: scripted_judge}
+"""The mapping the workers load: ``--evaluators bench_scaleout:EVALUATORS``."""
 
 
 # --- the benchmark -------------------------------------------------------------------------
@@ -165,7 +155,7 @@ def server_cpu(db: Any, server_is_local: bool) -> dict[int, float] | None:
 def record_interactions(dsn: str, count: int) -> list[WorkUnit]:
     """Record ``count`` interactions through a bound agent (no evaluator bound, so nothing is
     queued); the work units that evaluate them, as the runtime would queue them."""
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(dsn)
     recorder = EvaluationRuntime(None, ledger=ledger, start=False)
@@ -240,7 +230,7 @@ def wait_until_started(workers: list[tuple[subprocess.Popen[bytes], Path]]) -> N
 def run(server_dsn: str, workers_count: int, evaluations: int) -> Run:
     import psycopg
 
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     host = urlsplit(server_dsn).hostname if "://" in server_dsn else None
     server_is_local = host in ("127.0.0.1", "localhost", "::1")
@@ -270,7 +260,7 @@ def run(server_dsn: str, workers_count: int, evaluations: int) -> Run:
                 (recorded,) = db.execute("SELECT count(*) FROM ledger_evaluations").fetchone()
                 (passed,) = db.execute(
                     "SELECT count(*) FROM ledger_evaluations "
-                    "WHERE record -> 'outcome' -> 'evaluation' ->> 'passed' = 'true'"
+                    "WHERE record -> 'results' -> 0 -> 'metadata' ->> 'passed' = 'true'"
                 ).fetchone()
             finally:
                 db.close()

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     )
     from .json_match import JsonMatch
     from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
-    from .runtime import EvaluationRuntime, OnlineEvaluator
+    from .runtime import DurableEvaluator, EvaluationRuntime
     from .simulation import MultiturnSimulation, SimulatedUser
     from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
     from .trajectory import (
@@ -118,7 +118,7 @@ _LAZY = {
         ),
         "trajectory",
     ),
-    **dict.fromkeys(("EvaluationRuntime", "OnlineEvaluator"), "runtime"),
+    **dict.fromkeys(("DurableEvaluator", "EvaluationRuntime"), "runtime"),
     **dict.fromkeys(("code", "prompts", "runtime"), None),
 }
 
@@ -141,6 +141,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Attachment",
     "CanonicalizationError",
+    "DurableEvaluator",
     "EmbeddingSimilarity",
     "EvalInput",
     "EvalOutput",
@@ -166,7 +167,6 @@ __all__ = [
     "MessageFormatError",
     "MultiturnSimulation",
     "OnError",
-    "OnlineEvaluator",
     "Outcome",
     "Score",
     "ScorerOutput",

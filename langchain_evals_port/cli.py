@@ -13,7 +13,7 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import langchain_evals_port
@@ -32,14 +32,14 @@ _WORKER = (
 )
 
 
-def load_evaluators(spec: str) -> list[Any]:
-    """The evaluator classes or factories named by ``module:ATTRIBUTE``.
-
-    The attribute is a list (or tuple) of evaluator classes or factories, or one of them.
+def load_evaluators(spec: str) -> Mapping[str, Any]:
+    """The evaluators named by ``module:ATTRIBUTE``: a mapping of configuration id to
+    evaluator, factory, ``DurableEvaluator`` or ``Registration`` — what the application
+    passes as ``EvaluationRuntime(evaluators=...)``.
 
     Raises:
-        ValueError: ``spec`` is not ``module:ATTRIBUTE``, the module cannot be imported or
-            the attribute does not exist.
+        ValueError: ``spec`` is not ``module:ATTRIBUTE``, the module cannot be imported, the
+            attribute does not exist or is not a mapping.
     """
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
@@ -52,7 +52,12 @@ def load_evaluators(spec: str) -> list[Any]:
         value = getattr(module, attribute)
     except AttributeError:
         raise ValueError(f"--evaluators: module {module_name!r} has no {attribute!r}") from None
-    return list(value) if isinstance(value, (list, tuple)) else [value]
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"--evaluators: {spec} is a {type(value).__name__}; expected a mapping of "
+            'configuration id to evaluator, e.g. EVALUATORS = {"helpfulness": LLMJudge(...)}'
+        )
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--evaluators",
         required=True,
-        help="module:ATTRIBUTE naming the list of evaluator classes or factories",
+        help="module:ATTRIBUTE naming the mapping of configuration id to evaluator",
     )
     worker.add_argument(
         "--ledger", required=True, help="a postgresql:// DSN or the path of a SQLite file"

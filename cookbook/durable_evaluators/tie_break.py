@@ -1,18 +1,21 @@
 """A durable evaluator that asks two LLM judges and calls a third only when they disagree.
 
-``TieBreakPanel`` is a ``DurableEvaluator``: it runs in steps, and the runtime checkpoints
-each step (in the ledger's SQLite file), so a process that stops mid-evaluation carries on
-from the last finished step instead of paying for every judge call again.
+The evaluator is a LangGraph ``StateGraph`` registered as a ``DurableEvaluator``: the runtime
+compiles it with a checkpointer in the ledger's SQLite file and runs one thread per
+evaluation, so a process that stops mid-evaluation carries on after the last finished node
+instead of paying for every judge call again.
 
-* step ``ask_accuracy``: the accuracy judge votes; its vote goes into the state;
-* step ``ask_helpfulness``: the helpfulness judge votes; if both agree, that is the verdict;
-* step ``tie_break``: reached only on a disagreement, with a summary of the dispute as its
-  input; the referee judge decides.
+* node ``ask_accuracy``: the accuracy judge votes; its vote goes into the state;
+* node ``ask_helpfulness``: the helpfulness judge votes;
+* a conditional edge: when the two agree, straight to ``decide``; when they disagree, to
+* node ``tie_break``: the referee judge reads a summary of the dispute and votes;
+* node ``decide``: the ``score`` — the share of judges who passed the reply, so the majority
+  decides (``pass_threshold: 0.5`` in the configuration) — with its label (``unanimous`` or
+  ``tie-break``) and each judge's vote in the metadata.
 
-The verdict carries a score (the share of judges who passed the reply), a label
-(``unanimous`` or ``tie-break``) and each judge's vote as an attribute. The evaluator is
-bound to a LangGraph support agent by configuration; all models are ``ScriptedChatModel``s,
-so the script runs offline and prints the same thing every time.
+Each judge node has a ``RetryPolicy`` (a failed judge call is retried, twice at most) and a
+timeout. The evaluator is bound to a LangGraph support agent by configuration; all models
+are ``ScriptedChatModel``s, so the script runs offline and prints the same thing every time.
 
 Run: ``.venv/bin/python cookbook/durable_evaluators/tie_break.py``
 """
@@ -22,20 +25,20 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
 from pydantic import BaseModel
 
+from langchain_evals_port import Score
 from langchain_evals_port.runtime import (
     DurableEvaluator,
-    Evaluation,
     EvaluationContext,
     EvaluationRuntime,
-    Settings,
     SqliteLedger,
-    Verdict,
 )
 from langchain_evals_port.testing import ScriptedChatModel
 
@@ -114,90 +117,110 @@ PROMPT = """Grade this customer-support reply for {aspect}.
 <question>{question}</question>
 <reply>{reply}</reply>"""
 
-# --- the durable evaluator ------------------------------------------------------------------
+# --- the durable evaluator: a graph -----------------------------------------------------------
 
 
-class Panel(BaseModel):
-    """The evaluator's state, kept between steps (stored as JSON in the checkpoint)."""
-
-    votes: dict[str, Vote] = {}
+def merge(left: dict[str, Vote], right: dict[str, Vote]) -> dict[str, Vote]:
+    return {**left, **right}
 
 
-class TieBreakPanel(DurableEvaluator[Panel]):
-    id = "tie-break-panel"  # its key under evaluation.evaluators in the configuration
+class Panel(TypedDict, total=False):
+    """The evaluation's state, checkpointed after every node: the votes, then the score."""
 
-    def settings(self) -> Settings:
-        # A judge call that fails (a timeout, a rate limit) is retried, twice at most.
-        return Settings.defaults().with_max_step_retries(2).with_default_step_timeout(30)
-
-    def on_evaluation(self, ctx: EvaluationContext) -> Any:
-        return self.effects().transition_to(self.ask_accuracy)
-
-    def ask_accuracy(self) -> Any:
-        panel = Panel(votes={"accuracy": self.ask("accuracy", "accuracy")})
-        return self.effects().update_state(panel).transition_to(self.ask_helpfulness)
-
-    def ask_helpfulness(self) -> Any:
-        panel = self.current_state() or Panel()
-        votes = {**panel.votes, "helpfulness": self.ask("helpfulness", "helpfulness")}
-        panel = Panel(votes=votes)
-        first, second = votes["accuracy"], votes["helpfulness"]
-        if first.passed == second.passed:
-            return self.effects().update_state(panel).complete(verdict(votes, "unanimous"))
-        dispute = (
-            f"The accuracy judge says {'pass' if first.passed else 'fail'}: {first.reason}. "
-            f"The helpfulness judge says {'pass' if second.passed else 'fail'}: {second.reason}."
-        )
-        # Only a disagreement reaches the third step; the dispute is its input.
-        return self.effects().update_state(panel).transition_to(self.tie_break).with_input(dispute)
-
-    def tie_break(self, dispute: str) -> Any:
-        panel = self.current_state() or Panel()
-        votes = {**panel.votes, "referee": self.ask("referee", "overall quality", dispute)}
-        return self.effects().update_state(Panel(votes=votes)).complete(verdict(votes, "tie-break"))
-
-    def ask(self, judge: str, aspect: str, extra: str = "") -> Vote:
-        """One judge's vote on the interaction being evaluated."""
-        interaction = self.evaluation_context().interaction()
-        prompt = PROMPT.format(
-            aspect=aspect,
-            extra=extra,
-            question=interaction.input_text,
-            reply=interaction.final_response_text,
-        )
-        # The session id is unique to this evaluation, step and attempt: a retried step
-        # talks to a judge session with no memory of the attempt that failed.
-        session = self.session_id(judge)
-        SESSIONS.append(session)
-        config: Any = {"metadata": {"session_id": session}, "configurable": {"thread_id": session}}
-        vote = JUDGES[judge].with_structured_output(Vote).invoke(prompt, config=config)
-        assert isinstance(vote, Vote)
-        return vote
+    votes: Annotated[dict[str, Vote], merge]
+    score: Score
 
 
-def verdict(votes: dict[str, Vote], label: str) -> Evaluation:
-    """The combined verdict: the referee decides if there is one, else the agreeing pair."""
+async def ask(
+    runtime: Runtime[EvaluationContext], node: str, judge: str, aspect: str, extra: str = ""
+) -> dict[str, Any]:
+    """The vote of ``judge``, asked from ``node``, on the interaction being evaluated, as a
+    state update."""
+    interaction = await runtime.context.ainteraction()
+    prompt = PROMPT.format(
+        aspect=aspect,
+        extra=extra,
+        question=interaction.input_text,
+        reply=interaction.final_response_text,
+    )
+    # The session id is unique to this evaluation, node and attempt: a retried node talks
+    # to a judge session with no memory of the attempt that failed.
+    session = runtime.context.judge_session(node, runtime.execution_info.node_attempt)
+    SESSIONS.append(session)
+    config: Any = {"metadata": {"session_id": session}, "configurable": {"thread_id": session}}
+    vote = await JUDGES[judge].with_structured_output(Vote).ainvoke(prompt, config=config)
+    return {"votes": {judge: vote}}
+
+
+async def ask_accuracy(state: Panel, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+    return await ask(runtime, "ask_accuracy", "accuracy", "accuracy")
+
+
+async def ask_helpfulness(state: Panel, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+    return await ask(runtime, "ask_helpfulness", "helpfulness", "helpfulness")
+
+
+def agreement(state: Panel) -> str:
+    """Where to go after the first two votes: ``decide`` when they agree, else ``tie_break``."""
+    votes = state["votes"]
+    return "decide" if votes["accuracy"].passed == votes["helpfulness"].passed else "tie_break"
+
+
+async def tie_break(state: Panel, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+    first, second = state["votes"]["accuracy"], state["votes"]["helpfulness"]
+    dispute = (
+        f"The accuracy judge says {'pass' if first.passed else 'fail'}: {first.reason}. "
+        f"The helpfulness judge says {'pass' if second.passed else 'fail'}: {second.reason}."
+    )
+    return await ask(runtime, "tie_break", "referee", "overall quality", dispute)
+
+
+def decide(state: Panel) -> dict[str, Any]:
+    """The score: the share of judges in favour (the majority passes); the referee's reason
+    when there is one, else the agreeing pair's."""
+    votes = state["votes"]
     deciding = votes.get("referee") or votes["accuracy"]
     in_favour = sum(vote.passed for vote in votes.values())
-    evaluation = (
-        Evaluation.of(deciding.passed, deciding.reason)
-        .with_score(round(in_favour / len(votes), 2))
-        .with_label(label)
-    )
-    for judge, vote in votes.items():
-        evaluation = evaluation.with_attribute(judge, "pass" if vote.passed else "fail")
-    return evaluation
+    metadata = {
+        "label": "tie-break" if "referee" in votes else "unanimous",
+        "votes": {judge: "pass" if vote.passed else "fail" for judge, vote in votes.items()},
+    }
+    return {"score": Score(round(in_favour / len(votes), 2), deciding.reason, metadata)}
+
+
+def tie_break_panel() -> DurableEvaluator:
+    # A judge call that fails (a rate limit, a server error) is retried, twice at most; one
+    # that takes longer than 30 s is cut short (and retried).
+    judged = {"retry_policy": RetryPolicy(max_attempts=3), "timeout": 30}
+    builder = StateGraph(Panel, context_schema=EvaluationContext)
+    builder.add_node("ask_accuracy", ask_accuracy, **judged)
+    builder.add_node("ask_helpfulness", ask_helpfulness, **judged)
+    builder.add_node("tie_break", tie_break, **judged)
+    builder.add_node("decide", decide)
+    builder.add_edge(START, "ask_accuracy")
+    builder.add_edge("ask_accuracy", "ask_helpfulness")
+    builder.add_conditional_edges("ask_helpfulness", agreement, ["decide", "tie_break"])
+    builder.add_edge("tie_break", "decide")
+    builder.add_edge("decide", END)
+    return DurableEvaluator(builder)
 
 
 # --- run it -----------------------------------------------------------------------------------
 
-CONFIG = {"evaluation": {"evaluators": {"tie-break-panel": {"agents": {"support-agent": {}}}}}}
+CONFIG = {
+    "evaluation": {
+        "evaluators": {
+            "tie-break-panel": {"pass_threshold": 0.5, "agents": {"support-agent": {}}},
+        }
+    }
+}
 
 
 def main() -> None:
+    evaluators = {"tie-break-panel": tie_break_panel()}
     with tempfile.TemporaryDirectory() as folder:
         ledger = SqliteLedger(Path(folder) / "evals.db")
-        with EvaluationRuntime(CONFIG, evaluators=[TieBreakPanel], ledger=ledger) as runtime:
+        with EvaluationRuntime(CONFIG, evaluators=evaluators, ledger=ledger) as runtime:
             agent = runtime.bind(support_agent(), agent_id="support-agent")
             replies = [
                 agent.invoke_detailed({"messages": [HumanMessage(question)]})
@@ -206,21 +229,21 @@ def main() -> None:
             print(f"{'':<3} {'passed':<6} {'score':<5} {'label':<9} {'votes':<44} explanation")
             for number, reply in enumerate(replies, start=1):
                 [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
-                assert isinstance(record.outcome, Verdict), record.outcome
-                evaluation = record.outcome.evaluation
-                votes = " ".join(f"{judge}={vote}" for judge, vote in evaluation.attributes.items())
+                assert record.outcome == "verdict", record.results
+                result = record.result
+                votes = " ".join(f"{j}={v}" for j, v in result.metadata["votes"].items())
                 print(
-                    f"Q{number:<2} {evaluation.passed!s:<6} {evaluation.score:<5.2f} "
-                    f"{evaluation.label:<9} {votes:<44} {evaluation.explanation}"
+                    f"Q{number:<2} {record.passed!s:<6} {result.score:<5.2f} "
+                    f"{result.metadata['label']:<9} {votes:<44} {result.comment}"
                 )
         ledger.close()
 
     # Each judge model counts its calls: the referee ran for the one disagreement only.
     print()
     print("Judge calls: " + ", ".join(f"{n} {len(m.calls)}" for n, m in JUDGES.items()))
-    # A session id names the evaluation, the step (with its visit number) and the attempt.
-    referee = next(s for s in SESSIONS if s.endswith("/referee"))
-    print("Referee session id: <evaluation id>/" + referee.split("/", 1)[1])
+    # A session id names the evaluation, the node and the attempt.
+    referee = next(s for s in SESSIONS if ":tie_break:" in s)
+    print("Referee session id: <evaluation id>:" + referee.split(":", 1)[1])
 
 
 if __name__ == "__main__":

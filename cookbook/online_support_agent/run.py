@@ -2,10 +2,12 @@
 
 A customer-support agent (a LangGraph ``StateGraph``: model -> ``lookup_order`` tool ->
 model) answers three customers. ``evals.yaml`` binds two evaluators to it, by agent id and
-by role, and neither the agent nor its callers know about them:
+by role, and neither the agent nor its callers know about them. They are ordinary
+evaluators of the package, the same ones an offline test would call, given to the runtime
+by their configuration ids:
 
-* ``reply-quality``, a rule-based ``OnlineEvaluator`` written below;
-* ``helpfulness-judge``, an ``LLMJudge`` run online with ``OnlineEvaluator.from_evaluator``.
+* ``reply-quality``, a rule-based ``@evaluator`` function written below;
+* ``helpfulness-judge``, an ``LLMJudge``.
 
 Every interaction is recorded in a SQLite ledger before the reply returns; the evaluations
 run afterwards in the background and record their outcomes in the same ledger, which the
@@ -30,16 +32,14 @@ from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from langchain_evals_port import LLMJudge
+from langchain_evals_port import LLMJudge, Score, evaluator
 from langchain_evals_port.runtime import (
-    Evaluation,
     EvaluationConfig,
-    EvaluationContext,
+    EvaluationRecord,
     EvaluationRuntime,
-    Inconclusive,
-    OnlineEvaluator,
+    EvaluatorConfig,
+    InteractionRecord,
     SqliteLedger,
-    Verdict,
 )
 from langchain_evals_port.testing import ScriptedChatModel, ToolCallReply
 
@@ -97,38 +97,38 @@ def support_agent() -> Any:
     return graph.compile()
 
 
-# --- evaluator 1: a rule-based OnlineEvaluator ---------------------------------------------
+# --- evaluator 1: a rule-based function ---------------------------------------------------
 
 
-class ReplyQuality(OnlineEvaluator):
-    """Passes when the reply is long enough and names the order the customer asked about."""
-
-    id = "reply-quality"  # its key under evaluation.evaluators in evals.yaml
-
-    def evaluate(self, ctx: EvaluationContext) -> Any:
-        # The trigger carries ids only; the interaction itself comes from the ledger.
-        interaction = ctx.interaction()
-        if interaction.failed:  # evals.yaml sets trigger_on_failure, so this can happen
-            return self.effects().inconclusive(f"the agent failed: {interaction.failure_summary}")
-        order = ORDER_ID.search(interaction.input_text)
-        if order is None:
-            return self.effects().inconclusive("the customer named no order")
-        reply = interaction.final_response_text
-        minimum = ctx.config.get_int("min_length")  # min_length: 30 in evals.yaml
-        checks = {
-            "long_enough": len(reply) >= minimum,
-            "names_order": order.group() in reply,
-        }
-        met = sum(checks.values())
-        missed = [name for name, ok in checks.items() if not ok]
-        evaluation = (
-            Evaluation.of(met == len(checks), f"missed: {', '.join(missed)}" if missed else "ok")
-            .with_score(met / len(checks))
-            .with_label("good" if met == len(checks) else "poor")
-            .with_attribute("order_id", order.group())
-            .with_attribute("tool_calls", len(interaction.tool_calls))
-        )
-        return self.effects().complete(evaluation)
+@evaluator
+def reply_quality(
+    inputs: str, outputs: str, interaction: InteractionRecord, config: EvaluatorConfig
+) -> Score:
+    """The share of checks the reply meets: long enough, and names the order the customer
+    asked about. A number, so ``pass_threshold`` in evals.yaml turns it into pass or fail."""
+    # ``inputs`` and ``outputs`` are the question and the final reply; ``interaction`` is the
+    # whole record from the ledger and ``config`` the evaluator's properties.
+    if interaction.failed:  # evals.yaml sets trigger_on_failure, so this can happen
+        return Score.unscored(f"the agent failed: {interaction.failure_summary}")
+    order = ORDER_ID.search(inputs)
+    if order is None:
+        return Score.unscored("the customer named no order")
+    minimum = config.get_int("min_length")  # min_length: 30 in evals.yaml
+    checks = {
+        "long_enough": len(outputs) >= minimum,
+        "names_order": order.group() in outputs,
+    }
+    met = sum(checks.values())
+    missed = [name for name, ok in checks.items() if not ok]
+    return Score(
+        met / len(checks),
+        f"missed: {', '.join(missed)}" if missed else "ok",
+        {
+            "label": "good" if met == len(checks) else "poor",
+            "order_id": order.group(),
+            "tool_calls": len(interaction.tool_calls),
+        },
+    )
 
 
 # --- evaluator 2: an LLM judge, run online -------------------------------------------------
@@ -151,16 +151,15 @@ def offline_judge(messages: list[BaseMessage]) -> dict[str, Any]:
     return {"reasoning": "No date and no next step. Score: false.", "score": False}
 
 
-HelpfulnessJudge = OnlineEvaluator.from_evaluator(
-    "helpfulness-judge",
-    LLMJudge(
+# The evaluators by configuration id (the keys under evaluation.evaluators in evals.yaml).
+EVALUATORS = {
+    "reply-quality": reply_quality,
+    "helpfulness-judge": LLMJudge(
         prompt=HELPFULNESS_PROMPT,
         model=ScriptedChatModel(responder=offline_judge, model_name="judge-model"),
         feedback_key="helpfulness",
     ),
-)
-
-EVALUATORS = [ReplyQuality, HelpfulnessJudge]
+}
 
 # --- run it ----------------------------------------------------------------------------------
 
@@ -176,6 +175,24 @@ def print_bindings() -> None:
                 f"sampling {binding.sampling_ratio:>4.0%}  via {binding.key_path}"
             )
     print()
+
+
+def describe(record: EvaluationRecord) -> str:
+    """The outcome, pass/fail, numeric score and explanation of a single-key evaluation."""
+    result = record.result  # the core EvaluatorResult the evaluator gave
+    passed = score = "-"
+    if record.outcome == "verdict":  # else inconclusive, or failed (an error)
+        passed = str(record.passed)  # a bool score, or a number against pass_threshold
+        if not isinstance(result.score, bool):
+            score = f"{result.score:.2f}"
+        explanation = result.comment or ""
+        if "label" in result.metadata:
+            explanation += f" [{result.metadata['label']}]"
+    elif record.outcome == "inconclusive":
+        explanation = result.reason or ""
+    else:
+        explanation = f"[{result.error_code}] {result.reason}"
+    return f"{record.outcome:<12} {passed:<6} {score:<5} {explanation}"
 
 
 def main() -> None:
@@ -210,24 +227,7 @@ def main() -> None:
             for interaction_id, label in labels.items():
                 records = runtime.wait_for_evaluations(interaction_id, timeout=10)
                 for record in sorted(records, key=lambda r: r.evaluator_id):
-                    outcome = record.outcome  # a Verdict, Inconclusive or Failed (an error)
-                    passed = score = "-"
-                    if isinstance(outcome, Verdict):
-                        evaluation = outcome.evaluation
-                        passed = str(evaluation.passed)
-                        if evaluation.score is not None:
-                            score = f"{evaluation.score:.2f}"
-                        explanation = evaluation.explanation
-                        if evaluation.label:
-                            explanation += f" [{evaluation.label}]"
-                    elif isinstance(outcome, Inconclusive):
-                        explanation = outcome.reason
-                    else:
-                        explanation = str(outcome.error)
-                    print(
-                        f"{label:<3} {record.evaluator_id:<18} {record.outcome.kind:<12} "
-                        f"{passed:<6} {score:<5} {explanation}"
-                    )
+                    print(f"{label:<3} {record.evaluator_id:<18} {describe(record)}")
             print()
 
             # 5. The ledger also keeps what each interaction cost: every model call's usage.

@@ -26,7 +26,6 @@ an error: code evaluators turn it into a ``False`` verdict whose metadata carrie
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, Field
 
 from langchain_evals_port.core import Score, to_openai_messages
+from langchain_evals_port.core._calls import call_async, call_sync
 from langchain_evals_port.core.errors import (
     EvaluatorInputError,
     EvaluatorUsageError,
@@ -355,13 +355,11 @@ class CodeExtractor:
         """The code in ``outputs``, or None when there is none."""
         strategy = self.strategy
         if callable(strategy):
-            found = strategy(self._callable_argument(outputs))
-            if inspect.isawaitable(found):
-                if inspect.iscoroutine(found):
-                    found.close()
-                raise EvaluatorUsageError(
-                    "the code extractor is async; use the evaluator's async path (ainvoke)"
-                )
+            found = call_sync(
+                strategy,
+                self._callable_argument(outputs),
+                hint="use the evaluator's async path (ainvoke)",
+            )
             return _checked(found)
         text = output_text(outputs)
         if strategy == "none":
@@ -379,10 +377,7 @@ class CodeExtractor:
         """The async twin of ``extract``: the model's async path, awaited custom extractors."""
         strategy = self.strategy
         if callable(strategy):
-            found = strategy(self._callable_argument(outputs))
-            if inspect.isawaitable(found):
-                found = await found
-            return _checked(found)
+            return _checked(await call_async(strategy, self._callable_argument(outputs)))
         if strategy != "llm":
             return self.extract(outputs, config)
         text = output_text(outputs)

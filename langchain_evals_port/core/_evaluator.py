@@ -29,13 +29,11 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
     patch_config,
     run_in_executor,
-    set_config_context,
-    var_child_runnable_config,
 )
-from langchain_core.runnables.utils import coro_with_context
 from langsmith.run_helpers import get_tracing_context, tracing_context
 from pydantic import ConfigDict, Field, SkipValidation, field_validator
 
+from ._langchain_internals import coro_with_context, set_config_context, var_child_runnable_config
 from ._request import EvalRequest
 from ._result import EvaluatorResult, Score
 from ._tracing import EvalTracer, current_tracer

@@ -3,19 +3,21 @@ decorator (``Evaluator.from_function`` builds the same)."""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, cast, overload
+from collections.abc import Callable
+from typing import Annotated, Any, overload
 
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import run_in_executor
 from pydantic import Field, PrivateAttr, SkipValidation
 
+from ._calls import call_async, call_sync
 from ._evaluator import Evaluator, OnError, ScorerOutput
 from ._request import EvalRequest
 from ._tracing import EvalTracer
 from .errors import EvaluatorInputError, EvaluatorUsageError
+
+_USE_ASYNC = "use `await evaluator.ainvoke(...)` or `await evaluator.acall(...)`"
 
 
 class FunctionEvaluator(Evaluator):
@@ -24,7 +26,6 @@ class FunctionEvaluator(Evaluator):
     fn: Annotated[Callable[..., Any], SkipValidation] = Field(exclude=True)
     _takes_all: bool = PrivateAttr(default=False)
     _wanted: list[tuple[str, bool]] = PrivateAttr(default_factory=list)
-    _is_async: bool = PrivateAttr(default=False)
 
     def model_post_init(self, context: Any, /) -> None:
         """Read ``fn``'s signature once, so each call only looks up the values it needs."""
@@ -40,9 +41,6 @@ class FunctionEvaluator(Evaluator):
         self._wanted = [
             (p.name, p.default is p.empty) for p in parameters if p.kind is not p.VAR_KEYWORD
         ]
-        self._is_async = inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(
-            getattr(self.fn, "__call__", None)  # noqa: B004 - async callable objects too
-        )
 
     def _arguments(self, request: EvalRequest) -> dict[str, Any]:
         available: dict[str, Any] = {
@@ -68,20 +66,12 @@ class FunctionEvaluator(Evaluator):
         return arguments
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
-        output = self.fn(**self._arguments(request))
         # Decorated or wrapped async functions are only recognisable by what they return.
-        if inspect.isawaitable(output):
-            return _run_coroutine(output, self.get_name())
-        return output
+        return call_sync(functools.partial(self.fn, **self._arguments(request)), hint=_USE_ASYNC)
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
-        arguments = self._arguments(request)
-        output = (
-            self.fn(**arguments)
-            if self._is_async
-            else await run_in_executor(config, self.fn, **arguments)
-        )
-        return await output if inspect.isawaitable(output) else output
+        scoring = functools.partial(self.fn, **self._arguments(request))
+        return await call_async(scoring, blocking=True, config=config)
 
 
 @overload
@@ -124,15 +114,3 @@ def evaluator(
         )
 
     return wrap(fn) if fn is not None else wrap
-
-
-def _run_coroutine(coroutine: Awaitable[Any], name: str) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(cast(Any, coroutine))
-    cast(Any, coroutine).close()
-    raise EvaluatorUsageError(
-        f"evaluator {name!r} wraps an async function and was called synchronously inside a "
-        "running event loop; use `await evaluator.ainvoke(...)` or `await evaluator.acall(...)`"
-    )

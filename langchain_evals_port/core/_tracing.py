@@ -16,8 +16,10 @@ context into them). A raw ``threading.Thread`` does not inherit context: start i
 Automatic metrics: when the application has imported ``opentelemetry`` and configured a
 global meter provider, ``current_tracer()`` also yields an
 ``integrations.otel.OpenTelemetryEvalTracer`` on that provider, next to any ``eval_scope``
-tracer (both receive every event). Nothing here imports ``opentelemetry``; set
-``LANGCHAIN_EVALS_OTEL=off`` or call ``integrations.otel.set_auto_metrics(False)`` to opt out.
+tracer (both receive every event). The core names no integration: automatic tracers are
+declared in the ``langchain_evals_port.automatic_tracers`` entry-point group (the
+OpenTelemetry one by this package's own metadata). Set ``LANGCHAIN_EVALS_OTEL=off`` or call
+``integrations.otel.set_auto_metrics(False)`` to opt out.
 Inside ``reported_by_caller()`` — the online runtime's evaluations — the automatic tracer is
 left out: the caller publishes the evaluation's metrics itself, so a judge called inside must
 not add a second measurement of the same verdict.
@@ -25,10 +27,11 @@ not add a second measurement of the same verdict.
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import logging
-import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -111,14 +114,30 @@ def _publishes_metrics(tracer: EvalTracer | None) -> bool:
     return any(getattr(t, "publishes_metrics", False) for t in tracers)
 
 
-def _automatic_tracer() -> EvalTracer | None:
-    # Only an application that imported the metrics API can have configured a provider, so
-    # this never imports opentelemetry itself.
-    if "opentelemetry.metrics" not in sys.modules:
-        return None
-    from langchain_evals_port.integrations.otel import automatic_tracer
+AUTOMATIC_TRACERS = "langchain_evals_port.automatic_tracers"
+"""The entry-point group of automatic tracers: zero-argument callables returning a tracer
+every evaluation reports to, or ``None`` when theirs is off. An integration registers itself
+there in its package metadata; the core names none."""
 
-    return automatic_tracer()
+
+@functools.cache
+def _automatic_factories() -> tuple[Callable[[], EvalTracer | None], ...]:
+    """The automatic tracers the installed packages declare, loaded once per process."""
+    factories = []
+    for entry in importlib.metadata.entry_points(group=AUTOMATIC_TRACERS):
+        try:
+            factories.append(entry.load())
+        except Exception:  # a broken plugin must not stop evaluations
+            _logger.exception("automatic tracer %r could not be loaded", entry.value)
+    return tuple(factories)
+
+
+def _automatic_tracer() -> EvalTracer | None:
+    for factory in _automatic_factories():
+        tracer = factory()
+        if tracer is not None:
+            return tracer
+    return None
 
 
 class _FanOut:

@@ -13,6 +13,7 @@ Three kinds matter to a caller:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final, Literal
 
 FailureCode = Literal[
@@ -21,6 +22,7 @@ FailureCode = Literal[
     "provider_error",
     "rate_limited",
     "sandbox_error",
+    "storage_error",
     "timeout",
     "tool_not_found",
 ]
@@ -64,6 +66,14 @@ class EvaluationFailure(EvalsError):
         self.code: FailureCode = code
 
 
+class EvaluationTimeoutError(EvaluationFailure):
+    """A whole evaluation ran past its own time limit. Unlike a timeout inside it (a judge
+    call that timed out, worth retrying), it is final: recorded as failed with ``timeout``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="timeout")
+
+
 class JudgeOutputError(EvaluationFailure):
     """The judge's reply could not be read as a valid score, even after one repair prompt.
 
@@ -92,21 +102,75 @@ class ToolNotFoundError(EvaluationFailure):
         self.tool = tool
 
 
-def failure_code(error: BaseException) -> FailureCode:
-    """Classify an exception raised while evaluating into a ``FailureCode``.
+@dataclass(frozen=True)
+class FailureClass:
+    """What an exception raised while evaluating means: its reason code, and whether the
+    same evaluation is worth running again unchanged (``transient``)."""
 
-    Our own ``EvaluationFailure`` carries its code. Provider clients (OpenAI, Anthropic, ...)
-    raise exceptions with a ``status_code`` attribute; 429 means rate limited and any other
-    status a provider error. Timeouts of any library subclass ``TimeoutError`` or say so in
-    their class name.
+    code: FailureCode
+    transient: bool
+
+
+_TRANSIENT_CODES: Final = frozenset({"rate_limited", "timeout"})
+
+
+def classify_failure(error: BaseException) -> FailureClass:
+    """The one classifier of evaluation errors: reason code and whether to retry.
+
+    The exception and the ones it was raised from are read in turn; the first that says
+    something decides. Our own ``EvaluationFailure`` carries its code (a rate limit or a
+    timeout is transient); when it wraps an error of the same code (an evaluator's
+    ``on_error="raise"`` wraps what its function raised), that error says whether it is
+    transient, since a provider or connection error may be either. Timeouts of any library
+    subclass ``TimeoutError`` or say so in their class name; connection errors likewise
+    (``ConnectionError``, httpx's ``ConnectError``). Provider clients (OpenAI, Anthropic,
+    ...) raise exceptions with a ``status_code``: 429 is rate limited, any other status a
+    provider error, transient from 500 up. A database driver's ``OperationalError`` (a lock,
+    a lost connection) is a transient storage error. Anything else is a permanent
+    ``evaluator_error``.
+
+    Example:
+        >>> classify_failure(ConnectionResetError("peer went away"))
+        FailureClass(code='provider_error', transient=True)
+        >>> classify_failure(KeyError("missing"))
+        FailureClass(code='evaluator_error', transient=False)
     """
-    if isinstance(error, EvaluationFailure):
-        return error.code
-    if isinstance(error, TimeoutError) or "timeout" in type(error).__name__.lower():
-        return "timeout"
+    seen: set[int] = set()
+    wrapper: FailureClass | None = None
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        found = _classify_one(current)
+        if found is not None:
+            if wrapper is not None and found.code != wrapper.code:
+                return wrapper
+            if found.transient or not isinstance(current, EvaluationFailure):
+                return found
+            wrapper = found  # our own failure: an error it wraps may know it is transient
+        current = current.__cause__ or current.__context__
+    return wrapper or FailureClass("evaluator_error", transient=False)
+
+
+def _classify_one(error: BaseException) -> FailureClass | None:
+    name = type(error).__name__.lower()
+    if isinstance(error, EvaluationTimeoutError):
+        return FailureClass("timeout", transient=False)  # running again would time out again
+    if isinstance(error, EvaluationFailure) and error.code != "evaluator_error":
+        return FailureClass(error.code, transient=error.code in _TRANSIENT_CODES)
+    if isinstance(error, TimeoutError) or "timeout" in name:
+        return FailureClass("timeout", transient=True)
     status = getattr(error, "status_code", None)
-    if status == 429:
-        return "rate_limited"
+    if status == 429 or "ratelimit" in name:
+        return FailureClass("rate_limited", transient=True)
     if isinstance(status, int):
-        return "provider_error"
-    return "evaluator_error"
+        return FailureClass("provider_error", transient=status >= 500)
+    if isinstance(error, ConnectionError) or "connect" in name:
+        return FailureClass("provider_error", transient=True)
+    if name == "operationalerror":
+        return FailureClass("storage_error", transient=True)
+    return None
+
+
+def failure_code(error: BaseException) -> FailureCode:
+    """The reason code ``classify_failure`` gives ``error``."""
+    return classify_failure(error).code

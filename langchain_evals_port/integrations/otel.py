@@ -36,6 +36,7 @@ Example:
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Mapping
@@ -144,6 +145,10 @@ def automatic_tracer() -> OpenTelemetryEvalTracer | None:
     or a no-op, both defined in ``opentelemetry.metrics``) counts as none configured.
     """
     global _cached
+    # Only an application that imported the metrics API can have configured a provider, so
+    # this never imports opentelemetry itself.
+    if "opentelemetry.metrics" not in sys.modules:
+        return None
     if not _auto_enabled or os.environ.get("LANGCHAIN_EVALS_OTEL", "").lower() == "off":
         return None
     try:

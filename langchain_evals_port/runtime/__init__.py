@@ -1,14 +1,15 @@
-"""Online evaluation: evaluators bound by configuration to agents, run in the background.
+"""Online evaluation: the package's evaluators bound by configuration to agents, run in the
+background.
 
-``EvaluationRuntime`` is the entry point: it binds agents (``runtime.bind(graph, agent_id=...,
-roles=[...])``), records every interaction in a ``Ledger`` (``SqliteLedger`` by default,
-``PostgresLedger`` to scale out, ``InMemoryLedger`` for tests) and runs the
-``OnlineEvaluator``s the configuration binds to each agent in the background, recording one
-outcome per evaluation: a verdict (``Evaluation``, passing or failing), inconclusive, or Failed
-(an error). ``testkit`` has the test helpers.
+``EvaluationRuntime(config, evaluators={"helpfulness": LLMJudge(...), ...})`` is the entry
+point: it binds agents (``runtime.bind(graph, agent_id=..., roles=[...])``), records every
+interaction in a ``Ledger`` (``SqliteLedger`` by default, ``PostgresLedger`` to scale out,
+``InMemoryLedger`` for tests) and runs the evaluators the configuration binds to each agent in
+the background, recording the core ``EvaluatorResult`` of each evaluation: a verdict,
+inconclusive, or failed (an error). ``DurableEvaluator`` registers a LangGraph graph that
+survives restarts. ``testkit`` has the test helpers.
 """
 
-from ._capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
 from ._config import (
     Binding,
     ConfigKeyError,
@@ -17,113 +18,84 @@ from ._config import (
     EvaluationConfig,
     EvaluatorConfig,
 )
-from ._durable import (
-    DurableEffects,
-    DurableEvaluator,
-    EvaluationTimeoutError,
-    Settings,
-    StepTimeoutError,
-    Transition,
-    step,
-)
-from ._evaluation import (
-    Complete,
-    Effect,
-    Effects,
-    Evaluation,
-    InconclusiveEffect,
-    complete,
-    inconclusive,
-)
-from ._evaluator import EvaluationContext, EvaluatorFactory, OnlineEvaluator
+from ._context import EvaluationContext, request_for
 from ._ids import evaluation_id, sampled
-from ._ledger import InteractionNotFoundError, Ledger, export_jsonl, open_ledger
-from ._memory import InMemoryLedger
-
-# Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
-# ``PostgresLedger`` is created, so this package imports without it.
-from ._postgres import PostgresLedger
 from ._records import (
     Claim,
-    EvaluationError,
     EvaluationRecord,
-    Failed,
-    Failure,
-    Inconclusive,
+    InteractionFailure,
     InteractionRecord,
     InteractionStatus,
     ModelResponse,
-    Outcome,
     Page,
     Subject,
     TokenUsage,
     ToolCallRecord,
     Trigger,
-    Verdict,
     WorkUnit,
 )
 from ._redact import redact_text
+from ._registry import Registration, RegistrationTarget
 from ._runtime import EvaluationRuntime, WaitingEvaluation
 from ._scope import current_evaluation_id, evaluation_scope
-from ._sqlite import SqliteLedger
+from .capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
+from .durable import DurableEvaluator
+from .ledger import (
+    CheckpointerUnavailableError,
+    InMemoryLedger,
+    InteractionNotFoundError,
+    Ledger,
+    LedgerSchemaError,
+    PostgresLedger,
+    SqliteLedger,
+    SupportsCheckpoints,
+    export_jsonl,
+    open_ledger,
+)
 
 __all__ = [
     "Binding",
     "BoundAgent",
+    "CheckpointerUnavailableError",
     "Claim",
-    "Complete",
     "ConfigKeyError",
     "ConfigTypeError",
     "ConfigurationError",
     "DetailedReply",
-    "DurableEffects",
     "DurableEvaluator",
-    "Effect",
-    "Effects",
-    "Evaluation",
     "EvaluationConfig",
     "EvaluationContext",
-    "EvaluationError",
     "EvaluationRecord",
     "EvaluationRuntime",
-    "EvaluationTimeoutError",
     "EvaluatorConfig",
-    "EvaluatorFactory",
-    "Failed",
-    "Failure",
     "InMemoryLedger",
-    "Inconclusive",
-    "InconclusiveEffect",
     "InteractionCallbackHandler",
+    "InteractionFailure",
     "InteractionNotFoundError",
     "InteractionRecord",
     "InteractionSink",
     "InteractionStatus",
     "Ledger",
+    "LedgerSchemaError",
     "ModelResponse",
-    "OnlineEvaluator",
-    "Outcome",
     "Page",
     "PostgresLedger",
-    "Settings",
+    "Registration",
+    "RegistrationTarget",
     "SqliteLedger",
-    "StepTimeoutError",
     "Subject",
+    "SupportsCheckpoints",
     "TokenUsage",
     "ToolCallRecord",
-    "Transition",
     "Trigger",
-    "Verdict",
     "WaitingEvaluation",
     "WorkUnit",
-    "complete",
     "current_evaluation_id",
     "evaluation_id",
     "evaluation_scope",
     "export_jsonl",
-    "inconclusive",
     "open_ledger",
     "redact_text",
+    "request_for",
     "sampled",
-    "step",
 ]

@@ -56,6 +56,7 @@ import copy
 import difflib
 import enum
 import importlib
+import math
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,6 +80,7 @@ _RESERVED: Final = (
     "sampling_ratio",
     "trigger_on_failure",
     "trigger_on_interrupt",
+    "pass_threshold",
     "control_id",
     "agents",
     "agent_roles",
@@ -412,6 +414,23 @@ class EvaluationConfig:
             self._bindings_cache[key] = cached
         return list(cached)
 
+    def missing_pass_threshold(self, evaluator_id: str) -> str | None:
+        """The key path of an enabled entry or binding the evaluator can run under without a
+        ``pass_threshold``, or ``None`` when every one of them sets it (or the evaluator
+        entry does, which every binding and manual evaluation inherits)."""
+        entry = self._entries.get(evaluator_id)
+        if entry is None:
+            return f"evaluation.evaluators.{evaluator_id} (not configured)"
+        if "pass_threshold" in entry.properties:
+            return None
+        if not entry.agents and not entry.agent_roles:
+            return entry.key_path
+        for group, bindings in (("agents", entry.agents), ("agent_roles", entry.agent_roles)):
+            for name, binding in bindings.items():
+                if binding.get("enabled", True) and "pass_threshold" not in binding:
+                    return f"{entry.key_path}.{group}.{name}"
+        return None
+
     def config_for(self, evaluator_id: str, agent_id: str, roles: Sequence[str]) -> EvaluatorConfig:
         """``ctx.config`` of the evaluator for the agent.
 
@@ -602,6 +621,11 @@ def _check_trigger(value: object, key_path: str) -> None:
         )
 
 
+def _check_threshold(value: object, key_path: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigurationError(key_path, f"expected a number, got {value!r}")
+
+
 def _check_control_id(value: object, key_path: str) -> None:
     if not isinstance(value, str) or not value:
         raise ConfigurationError(key_path, f"expected a non-empty string, got {value!r}")
@@ -613,6 +637,7 @@ _VALUE_CHECKS: Final[Mapping[str, Callable[[object, str], None]]] = {
     "sampling_ratio": _check_ratio,
     "trigger_on_failure": _check_bool,
     "trigger_on_interrupt": _check_bool,
+    "pass_threshold": _check_threshold,
     "control_id": _check_control_id,
 }
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ._execute import Park, Retry
-from ._ledger import Ledger
 from ._records import Claim, EvaluationRecord, WorkUnit
+from .ledger import Ledger
 
 __all__ = ["DispatchSettings", "Dispatcher"]
 

@@ -1,57 +1,53 @@
-"""Run one work unit: make the evaluator, call ``evaluate``, turn the result into a record.
+"""Run one work unit: build the request, call the evaluator, record its results.
 
-Errors are sorted here. A transient error (a timeout or connection error inside the
-evaluator, HTTP 429 or 5xx from a provider) asks for a retry with backoff that does not use
-up an attempt, until the unit is ``retry_max_age`` old. Any other exception — and the
-evaluation passing its own timeout — uses up an attempt; when the attempts are spent it is
-recorded as a Failed outcome, never as a verdict or as inconclusive.
+Errors are sorted by the core's one classifier (``classify_failure``). A transient error (a
+timeout or connection error inside the evaluator, HTTP 429 or 5xx from a provider, a
+storage hiccup) asks for a retry with backoff that does not use up an attempt, until the
+unit is ``retry_max_age`` old. Any other exception — and the evaluation passing its own
+timeout — uses up an attempt; when the attempts are spent it is recorded as a ``failed``
+result with its reason code, never as a verdict or as inconclusive. An evaluator that
+records its own failures (``on_error="record"``) is treated the same: its ``failed``
+results are retried by their code, then recorded as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import random
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks.manager import AsyncCallbackManager
-from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.runnables import RunnableConfig
 
+from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.core.errors import (
+    EvalsError,
     EvaluationFailure,
+    EvaluationTimeoutError,
     EvaluatorUsageError,
-    FailureCode,
-    failure_code,
+    classify_failure,
 )
 
-from ._checkpoint import open_checkpointer
-from ._durable import CheckpointKept, DurableEngine, Paused
-from ._evaluation import Complete, Effect, InconclusiveEffect
-from ._evaluator import EvaluationContext, EvaluatorFactory
-from ._records import (
-    EvaluationError,
-    EvaluationRecord,
-    Failed,
-    Inconclusive,
-    InteractionRecord,
-    Outcome,
-    Verdict,
-    WorkUnit,
-)
+from ._context import EvaluationContext, build_request
+from ._records import EvaluationRecord, InteractionRecord, WorkUnit
+from ._registry import Registered
 from ._scope import evaluation_scope
+from .durable._engine import CheckpointKept, DurableEngine, Paused
+from .ledger._protocol import checkpoint_storage
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from ._config import EvaluationConfig
-    from ._ledger import Ledger
+    from .ledger import Ledger
 
-__all__ = ["Park", "Retry", "RetryPolicy", "UnitExecutor", "is_transient"]
+__all__ = ["Park", "Retry", "RetryPolicy", "UnitExecutor"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
 
@@ -110,40 +106,14 @@ class Park(Exception):
         self.deadline = deadline
 
 
-def is_transient(error: BaseException) -> bool:
-    """Whether ``error`` (or an exception it was raised from) is worth retrying unchanged.
-
-    Timeouts and connection errors of any library, and provider errors with HTTP status 429
-    or 5xx, are transient; everything else is not.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        name = type(current).__name__.lower()
-        if isinstance(current, (TimeoutError, ConnectionError)) or any(
-            word in name for word in ("timeout", "connection", "ratelimit")
-        ):
-            return True
-        status = getattr(current, "status_code", None)
-        if status == 429 or (isinstance(status, int) and status >= 500):
-            return True
-        # Our own reason codes (an evaluator with on_error="record" keeps no cause), and the
-        # database drivers' "locked" or "connection lost" errors.
-        if isinstance(current, EvaluationFailure) and current.code in ("rate_limited", "timeout"):
-            return True
-        if name == "operationalerror":
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
 _RUN_TAG = "langchain_evals:evaluation"
 
 
 class _TracingProbe:
     """Whether LangChain callbacks (LangSmith tracing, a tracing hook) are configured,
-    looked up at most once a second: the answer rarely changes and the lookup is not free."""
+    looked up at most once a second: the answer rarely changes, and naming the run costs
+    every evaluation a callback-manager setup (measured: about 0.1 ms of CPU) for nothing
+    when no one is listening."""
 
     def __init__(self, interval: float = 1.0) -> None:
         self._interval = interval
@@ -159,41 +129,35 @@ class _TracingProbe:
         return self._on
 
 
-class _EvaluationTimeout(EvaluationFailure):
-    def __init__(self, timeout: float) -> None:
-        super().__init__(f"the evaluation took longer than {timeout:g}s", code="timeout")
-
-
 class UnitExecutor:
     """Runs work units' evaluations and returns their records (or raises ``Retry``).
 
     Args:
-        factories: Evaluator factories by evaluator id.
+        registry: The registered evaluators by id.
         config: Returns the current configuration (read at the start of each evaluation).
-        ledger: Handed to evaluators as ``ctx.ledger``.
-        timeout: Seconds one evaluation may take.
+        ledger: Where evaluators read the interaction.
+        timeout: Seconds one plain evaluation may take.
         policy: How errors are retried.
         recent: Returns an interaction this process recorded lately, or ``None`` (saves
             evaluators a ledger read).
-        durable: The ids of the durable evaluators among ``factories``.
-        checkpointer: Where durable evaluations keep their steps; by default one on the
-            ledger's storage, opened on first use.
+        checkpointer: Where durable evaluations keep their steps; by default the ledger's
+            own, opened on first use.
     """
 
     def __init__(
         self,
         *,
-        factories: Mapping[str, EvaluatorFactory],
+        registry: Mapping[str, Registered],
         config: Callable[[], EvaluationConfig],
         ledger: Ledger,
         timeout: float,
         policy: RetryPolicy,
         recent: Callable[[str], InteractionRecord | None] = lambda interaction_id: None,
-        durable: Collection[str] = (),
         checkpointer: BaseCheckpointSaver[str] | None = None,
     ) -> None:
-        self._factories = factories
-        self._durable = frozenset(durable)
+        self._registry = registry
+        if checkpointer is None and any(r.durable is not None for r in registry.values()):
+            checkpoint_storage(ledger)  # a ledger that keeps none is an error now, not later
         self._checkpointer = checkpointer
         self._engines: dict[str, DurableEngine] = {}
         self._opening = asyncio.Lock()
@@ -208,27 +172,41 @@ class UnitExecutor:
     async def run(self, unit: WorkUnit) -> EvaluationRecord:
         """Evaluate ``unit`` once; its record, or ``Retry`` when it should run again (or
         ``Park`` when a durable evaluation waits for a person)."""
-        if unit.evaluator_id in self._durable:
-            return await self._run_durable(unit)
+        registered = self._registry.get(unit.evaluator_id)
+        if registered is None:
+            # Queued by an application whose evaluators this process does not have.
+            unknown = EvaluatorUsageError(
+                f"no evaluator with id {unit.evaluator_id!r} is registered with this runtime"
+            )
+            return self.record(unit, [_failed(unknown, unit.evaluator_id)], 0.0)
+        if registered.durable is not None:
+            return await self._run_durable(unit, registered)
         started = time.perf_counter()
         config = self._config()
+        threshold = _threshold(registered, config, unit)
         # Waiting on the task (not ``wait_for``) keeps a TimeoutError raised inside the
         # evaluator (a transient error) apart from the evaluation passing its own timeout.
-        task = asyncio.ensure_future(self._evaluate(unit, config))
-        outcome: Outcome
+        task = asyncio.ensure_future(self._evaluate(registered, unit, config))
         try:
             done, _ = await asyncio.wait({task}, timeout=self._timeout)
             if not done:
-                raise _EvaluationTimeout(self._timeout)
-            outcome = _outcome(task.result())
+                raise EvaluationTimeoutError(f"the evaluation took longer than {self._timeout:g}s")
+            results = _checked(task.result(), threshold)
         except Exception as error:
-            outcome = self._after_error(unit, error)
+            results = self._after_error(unit, error, registered.feedback_key)
         finally:
             if not task.done():  # the evaluation timed out, or this run was cancelled
                 task.cancel()
-        return self._record(unit, outcome, time.perf_counter() - started)
+        return self.record(unit, results, time.perf_counter() - started, threshold)
 
-    def _record(self, unit: WorkUnit, outcome: Outcome, duration: float) -> EvaluationRecord:
+    def record(
+        self,
+        unit: WorkUnit,
+        results: list[EvaluatorResult],
+        duration: float,
+        pass_threshold: float | None = None,
+    ) -> EvaluationRecord:
+        """The record of ``unit`` with ``results``."""
         return EvaluationRecord(
             evaluation_id=unit.evaluation_id,
             evaluator_id=unit.evaluator_id,
@@ -237,12 +215,16 @@ class UnitExecutor:
             trigger_attributes=unit.trigger_attributes,
             interaction_id=unit.interaction_id,
             agent_id=unit.agent_id,
-            outcome=outcome,
+            results=results,
+            pass_threshold=pass_threshold,
             attempts=unit.attempts + 1,
             duration=duration,
+            enqueued_at=datetime.fromtimestamp(unit.enqueued_at, timezone.utc),
         )
 
-    def _context(self, unit: WorkUnit, config: EvaluationConfig) -> EvaluationContext:
+    def context(self, unit: WorkUnit, config: EvaluationConfig | None = None) -> EvaluationContext:
+        """The ``EvaluationContext`` of ``unit`` under the current (or given) configuration."""
+        config = config or self._config()
         return EvaluationContext(
             subject=unit.subject,
             evaluation_id=unit.evaluation_id,
@@ -253,89 +235,98 @@ class UnitExecutor:
             preloaded=self._recent(unit.interaction_id),
         )
 
-    async def _evaluate(self, unit: WorkUnit, config: EvaluationConfig) -> Any:
-        factory = self._factories.get(unit.evaluator_id)
-        if factory is None:
-            raise EvaluatorUsageError(
-                f"no evaluator with id {unit.evaluator_id!r} is registered with this runtime"
-            )
-        evaluator = factory()
-        ctx = self._context(unit, config)
-        call = _caller(evaluator.evaluate)
-        # The scope marks every call made inside as evaluation traffic (no recursion).
+    async def _evaluate(
+        self, registered: Registered, unit: WorkUnit, config: EvaluationConfig
+    ) -> list[EvaluatorResult]:
+        evaluator = registered.make()
+        context = self.context(unit, config)
+        request = build_request(
+            await context.ainteraction(),
+            outputs_kind=evaluator.outputs_kind,
+            config=context.config,
+            subject=context.subject,
+            evaluation_id=unit.evaluation_id,
+            to_request=registered.to_request,
+        )
+        # With tracing on, the evaluation is a LangChain run named after its id, traced with
+        # the judge calls inside it. The scope marks every call made inside as evaluation
+        # traffic, which never triggers evaluations itself.
+        run_config: RunnableConfig | None = None
+        if self._tracing.on():
+            run_config = {
+                "run_name": unit.evaluator_id,
+                "tags": [_RUN_TAG],
+                "metadata": {
+                    "evaluation_id": unit.evaluation_id,
+                    "evaluator_id": unit.evaluator_id,
+                    "interaction_id": unit.interaction_id,
+                    "agent_id": unit.agent_id,
+                },
+            }
         with evaluation_scope(unit.evaluation_id):
-            if self._tracing.on():
-                # Tracing is on: the evaluation is a LangChain run named after the evaluator,
-                # traced together with the judge calls inside it.
-                run_config: RunnableConfig = {
-                    "run_name": unit.evaluator_id,
-                    "tags": [_RUN_TAG],
-                    "metadata": {
-                        "evaluation_id": unit.evaluation_id,
-                        "evaluator_id": unit.evaluator_id,
-                        "interaction_id": unit.interaction_id,
-                        "agent_id": unit.agent_id,
-                    },
-                }
-                return await RunnableLambda(call).ainvoke(ctx, run_config)
-            if inspect.iscoroutinefunction(call):
-                return await call(ctx)
-            return await asyncio.to_thread(call, ctx)
+            output = await evaluator.ainvoke(request, run_config)
+        return output if isinstance(output, list) else [output]
 
-    async def _run_durable(self, unit: WorkUnit) -> EvaluationRecord:
-        """Run (or continue) a durable evaluation on its LangGraph thread. Its steps retry
-        by its own settings, so an error here is final: recorded as Failed."""
+    async def _run_durable(self, unit: WorkUnit, registered: Registered) -> EvaluationRecord:
+        """Run (or continue) a durable evaluation on its LangGraph thread. Its nodes retry
+        by their own policies, so an error here is final: recorded as failed."""
         try:
-            engine = await self._engine(unit.evaluator_id)
-            result = await engine.run(unit)
+            engine = await self._engine(registered)
+        except Exception as error:
+            # The checkpointer did not open (a storage hiccup: retried, until retry_max_age)
+            # or the graph does not compile (recorded as failed).
+            failed = self._after_error(unit, error, registered.feedback_key)
+            return self.record(unit, failed, _age(unit))
+        try:
+            outcome = await engine.run(unit)
         except CheckpointKept as kept:
             # Retried like a plain evaluator's transient error (until retry_max_age).
             cause = kept.__cause__ if isinstance(kept.__cause__, Exception) else kept
-            return self._record(unit, self._after_error(unit, cause), self._age(unit))
+            failed = self._after_error(unit, cause, registered.feedback_key)
+            return self.record(unit, failed, _age(unit))
         except Exception as error:
             logger.warning("durable evaluator %s failed", unit.evaluator_id, exc_info=error)
-            return self._record(unit, _failed(error), self._age(unit))
-        if isinstance(result, Paused):
-            raise Park(result.payload, result.deadline)
-        return self._record(unit, result.outcome, self._age(unit))
+            return self.record(unit, [_failed(error, registered.feedback_key)], _age(unit))
+        if isinstance(outcome, Paused):
+            raise Park(outcome.payload, outcome.deadline)
+        return outcome
 
-    async def _engine(self, evaluator_id: str) -> DurableEngine:
+    async def _engine(self, registered: Registered) -> DurableEngine:
         # Units run concurrently: without the lock, each of the first ones would open (and
         # set up) a checkpointer of its own.
         async with self._opening:
-            return await self._open_engine(evaluator_id)
+            engine = self._engines.get(registered.evaluator_id)
+            if engine is None:
+                if self._checkpointer is None:
+                    opened = checkpoint_storage(self._ledger).open_checkpointer()
+                    self._checkpointer = await self._resources.enter_async_context(opened)
+                assert registered.durable is not None
+                engine = DurableEngine(
+                    registered.durable,
+                    evaluator_id=registered.evaluator_id,
+                    checkpointer=self._checkpointer,
+                    ledger=self._ledger,
+                    context=self.context,
+                    record=lambda unit, results: self._durable_record(registered, unit, results),
+                )
+                self._engines[registered.evaluator_id] = engine
+            return engine
 
-    async def _open_engine(self, evaluator_id: str) -> DurableEngine:
-        engine = self._engines.get(evaluator_id)
-        if engine is None:
-            if self._checkpointer is None:
-                opened = open_checkpointer(self._ledger)
-                self._checkpointer = await self._resources.enter_async_context(opened)
-            engine = DurableEngine(
-                self._factories[evaluator_id],
-                checkpointer=self._checkpointer,
-                ledger=self._ledger,
-                context=lambda unit: self._context(unit, self._config()),
-                record=lambda unit, outcome: self._record(unit, outcome, self._age(unit)),
-            )
-            self._engines[evaluator_id] = engine
-        return engine
-
-    @staticmethod
-    def _age(unit: WorkUnit) -> float:
-        return max(0.0, time.time() - unit.enqueued_at)
+    def _durable_record(
+        self, registered: Registered, unit: WorkUnit, results: list[EvaluatorResult]
+    ) -> EvaluationRecord:
+        threshold = _threshold(registered, self._config(), unit)
+        verdicts = [_with_passed(result, threshold) for result in results]
+        return self.record(unit, verdicts, _age(unit), threshold)
 
     async def aclose(self) -> None:
         """Close the checkpointer durable evaluations used (in the loop that opened it)."""
         await self._resources.aclose()
 
-    def _after_error(self, unit: WorkUnit, error: Exception) -> Failed:
+    def _after_error(self, unit: WorkUnit, error: Exception, key: str) -> list[EvaluatorResult]:
         age = time.time() - unit.enqueued_at
-        if (
-            is_transient(error)
-            and not isinstance(error, _EvaluationTimeout)
-            and age < self._policy.retry_max_age
-        ):
+        recorded = error.results if isinstance(error, _RecordedFailures) else None
+        if classify_failure(error).transient and age < self._policy.retry_max_age:
             logger.info(
                 "evaluation %s hit a transient error, retrying: %r", unit.evaluation_id, error
             )
@@ -351,38 +342,55 @@ class UnitExecutor:
         )
         if attempts < self._policy.max_attempts:
             raise Retry(self._policy.delay(age), attempts) from error
-        return _failed(error)
+        return recorded if recorded is not None else [_failed(error, key)]
 
 
-def _failed(error: BaseException) -> Failed:
-    """The Failed outcome of ``error``: its type, message and failure code."""
-    code: FailureCode = failure_code(error)
-    return Failed(error=EvaluationError(type=type(error).__name__, message=str(error), code=code))
+class _RecordedFailures(EvaluationFailure):
+    """An evaluator recorded failed results itself: retried and recorded like an error."""
+
+    def __init__(self, results: list[EvaluatorResult]) -> None:
+        first = next(r for r in results if r.outcome == "failed")
+        super().__init__(f"{first.key}: {first.reason}", code=first.error_code or "evaluator_error")
+        self.results = results
 
 
-def _caller(evaluate: Callable[[EvaluationContext], Any]) -> Callable[[EvaluationContext], Any]:
-    """``evaluate`` as a plain function: an ``async def`` stays a coroutine function; a plain
-    ``def`` that returns an awaitable is a usage error (it would never be awaited)."""
-    if inspect.iscoroutinefunction(evaluate):
-        return evaluate
+def _checked(results: list[EvaluatorResult], threshold: float | None) -> list[EvaluatorResult]:
+    """``results`` with each verdict's ``passed``; failed ones raise for the retry policy."""
+    if any(result.outcome == "failed" for result in results):
+        raise _RecordedFailures(results)
+    return [_with_passed(result, threshold) for result in results]
 
-    def call(ctx: EvaluationContext) -> Any:
-        result = evaluate(ctx)
-        if inspect.isawaitable(result):
-            raise EvaluatorUsageError(
-                "evaluate returned an awaitable from a plain def; declare it `async def`"
-            )
+
+def _with_passed(result: EvaluatorResult, threshold: float | None) -> EvaluatorResult:
+    if not result.is_verdict:
         return result
+    if isinstance(result.score, bool):
+        passed = result.score
+    elif threshold is None:
+        raise EvaluatorUsageError(
+            f"{result.key} scored {result.score!r}, a number, and no pass_threshold applies "
+            "to this evaluation; set pass_threshold in the configuration or on the "
+            "registration"
+        )
+    else:
+        passed = float(result.score) >= threshold  # type: ignore[arg-type]
+    return result.model_copy(update={"metadata": {**result.metadata, "passed": passed}})
 
-    return call
 
-
-def _outcome(effect: Effect | Any) -> Outcome:
-    if isinstance(effect, Complete):
-        return Verdict(evaluation=effect.evaluation)
-    if isinstance(effect, InconclusiveEffect):
-        return Inconclusive(reason=effect.reason)
-    raise EvaluatorUsageError(
-        f"evaluate returned {effect!r}; return self.effects().complete(...) or "
-        ".inconclusive(reason)"
+def _threshold(registered: Registered, config: EvaluationConfig, unit: WorkUnit) -> float | None:
+    """The configuration's ``pass_threshold`` for this binding, else the registration's."""
+    configured = config.config_for(unit.evaluator_id, unit.agent_id, unit.roles).get(
+        "pass_threshold"
     )
+    return float(configured) if configured is not None else registered.pass_threshold
+
+
+def _failed(error: BaseException, key: str) -> EvaluatorResult:
+    """The failed result of ``error``: its reason code and message (our own errors' messages
+    say what happened; anyone else's get their type in front)."""
+    reason = str(error) if isinstance(error, EvalsError) else f"{type(error).__name__}: {error}"
+    return EvaluatorResult.failed(key, classify_failure(error).code, reason)
+
+
+def _age(unit: WorkUnit) -> float:
+    return max(0.0, time.time() - unit.enqueued_at)

@@ -7,30 +7,25 @@ ledgers store them that way) and messages round-trip as LangChain messages.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._evaluation import Evaluation
+from langchain_evals_port.core import EvaluatorResult, Outcome
 
 __all__ = [
     "Claim",
-    "EvaluationError",
     "EvaluationRecord",
-    "Failed",
-    "Failure",
-    "Inconclusive",
+    "InteractionFailure",
     "InteractionRecord",
     "InteractionStatus",
     "ModelResponse",
-    "Outcome",
     "Page",
     "Subject",
     "TokenUsage",
     "ToolCallRecord",
     "Trigger",
-    "Verdict",
     "WorkUnit",
     "utc_now",
 ]
@@ -90,7 +85,7 @@ class ToolCallRecord(_Record):
     status: Literal["success", "error", "not_run"] = "not_run"
 
 
-class Failure(_Record):
+class InteractionFailure(_Record):
     """Why an interaction failed: the exception type (``reason``) and its message."""
 
     reason: str
@@ -121,7 +116,7 @@ class InteractionRecord(_Record):
     for a LangGraph messages agent, the graph's final ``messages``."""
     output_text: str | None = None
     """The agent's output when it is text (or ends in an AI message), else ``None``."""
-    failure: Failure | None = None
+    failure: InteractionFailure | None = None
     started_at: datetime = Field(default_factory=utc_now)
     ended_at: datetime = Field(default_factory=utc_now)
     run_id: str | None = None
@@ -162,44 +157,14 @@ class InteractionRecord(_Record):
         return list(self.transcript)
 
 
-class EvaluationError(_Record):
-    """The error behind a Failed outcome: exception type, message and failure code."""
-
-    type: str
-    message: str
-    code: str = "evaluator_error"
-
-    def __str__(self) -> str:
-        return f"{self.type}: {self.message}"
-
-
-class Verdict(_Record):
-    """The evaluator reached a verdict (which may be a failing one)."""
-
-    kind: Literal["verdict"] = "verdict"
-    evaluation: Evaluation
-
-
-class Inconclusive(_Record):
-    """The evaluator ran but reached no verdict, and said why."""
-
-    kind: Literal["inconclusive"] = "inconclusive"
-    reason: str
-
-
-class Failed(_Record):
-    """The evaluator could not judge: an exception, exhausted retries or a timeout."""
-
-    kind: Literal["failed"] = "failed"
-    error: EvaluationError
-
-
-Outcome = Annotated[Verdict | Inconclusive | Failed, Field(discriminator="kind")]
-"""Exactly one of ``Verdict``, ``Inconclusive`` or ``Failed``."""
-
-
 class EvaluationRecord(_Record):
-    """The recorded outcome of one evaluation."""
+    """The recorded outcome of one evaluation: the core ``EvaluatorResult`` of each key the
+    evaluator scored (one ``failed`` result when it could not judge), with the evaluation's
+    ids, trigger, control id, attempts, duration and timestamps.
+
+    A verdict result carries ``metadata["passed"]``: a bool score as it is, a number when it
+    is at least ``pass_threshold``.
+    """
 
     evaluation_id: str
     evaluator_id: str
@@ -208,32 +173,57 @@ class EvaluationRecord(_Record):
     trigger_attributes: dict[str, str] = {}
     interaction_id: str
     agent_id: str
-    outcome: Outcome
+    results: list[EvaluatorResult] = Field(min_length=1)
+    pass_threshold: float | None = None
+    """The threshold a numeric score was held to, when one applied."""
     attempts: int = 1
     duration: float = 0.0
     """Seconds the last attempt took; for a durable evaluation, seconds from being queued to
     its outcome (waits for a person included)."""
+    enqueued_at: datetime | None = None
     timestamp: datetime = Field(default_factory=utc_now)
+    """When the outcome was recorded."""
 
     @property
-    def evaluation(self) -> Evaluation | None:
-        """The verdict's ``Evaluation``, or ``None`` for inconclusive and failed outcomes."""
-        return self.outcome.evaluation if isinstance(self.outcome, Verdict) else None
+    def outcome(self) -> Outcome:
+        """``failed`` when any key failed, else ``inconclusive`` when any key reached no
+        verdict, else ``verdict``."""
+        outcomes = {result.outcome for result in self.results}
+        for outcome in ("failed", "inconclusive"):
+            if outcome in outcomes:
+                return outcome
+        return "verdict"
+
+    @property
+    def passed(self) -> bool | None:
+        """Whether every key's verdict passed; ``None`` unless the outcome is a verdict."""
+        if self.outcome != "verdict":
+            return None
+        return all(result.metadata.get("passed") is True for result in self.results)
+
+    @property
+    def result(self) -> EvaluatorResult:
+        """The one result of a single-key evaluation (an error when there are several)."""
+        if len(self.results) != 1:
+            raise ValueError(
+                f"evaluation {self.evaluation_id} has {len(self.results)} results; read .results"
+            )
+        return self.results[0]
 
     @property
     def is_verdict(self) -> bool:
         """Whether the outcome is a verdict."""
-        return isinstance(self.outcome, Verdict)
+        return self.outcome == "verdict"
 
     @property
     def is_inconclusive(self) -> bool:
         """Whether the outcome is inconclusive."""
-        return isinstance(self.outcome, Inconclusive)
+        return self.outcome == "inconclusive"
 
     @property
     def is_failed(self) -> bool:
-        """Whether the outcome is Failed (an error, not a failing verdict)."""
-        return isinstance(self.outcome, Failed)
+        """Whether the outcome is failed (an error, not a failing verdict)."""
+        return self.outcome == "failed"
 
 
 class Subject(_Record):

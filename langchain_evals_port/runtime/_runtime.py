@@ -1,6 +1,6 @@
 """``EvaluationRuntime``: binds agents, records their interactions, runs evaluations.
 
-    runtime = EvaluationRuntime.from_files("evals.yaml", evaluators=[QualityEvaluator])
+    runtime = EvaluationRuntime.from_files("evals.yaml", evaluators={"quality": LLMJudge(...)})
     agent = runtime.bind(graph, agent_id="support-agent", roles=["customer-facing"])
     agent.invoke({"messages": [("user", "hi")]})   # recorded; evaluations run afterwards
 
@@ -28,26 +28,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.runnables import Runnable
 
-from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult, current_tracer
+from langchain_evals_port.core import EvalRequest, EvalTracer, current_tracer
 from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
-from ._capture import BoundAgent, InteractionCallbackHandler
 from ._config import EvaluationConfig
 from ._dispatch import FOREVER, Dispatcher, DispatchSettings
-from ._evaluator import EvaluatorFactory, evaluator_class
 from ._execute import RetryPolicy, UnitExecutor
 from ._ids import evaluation_id, sampled
-from ._ledger import Ledger
-from ._records import (
-    EvaluationRecord,
-    Failed,
-    Inconclusive,
-    InteractionRecord,
-    Trigger,
-    Verdict,
-    WorkUnit,
-)
+from ._records import EvaluationRecord, InteractionRecord, Trigger, WorkUnit
+from ._registry import RegistrationTarget, registry
+from .capture import BoundAgent, InteractionCallbackHandler
+from .ledger import Ledger, SqliteLedger
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -68,15 +60,17 @@ class EvaluationRuntime:
     Args:
         config: The configuration (an ``EvaluationConfig``, or a mapping with an
             ``evaluation`` section, see RUNTIME-SPEC in the README); ``None`` binds nothing.
-        evaluators: ``OnlineEvaluator`` classes or zero-argument factories returning a fresh
-            instance (a factory is called once at startup to learn its id). A new instance
-            runs each evaluation.
+        evaluators: The evaluators by configuration id: any evaluator of the package
+            (reused: evaluators are stateless), a zero-argument factory returning a fresh
+            one per evaluation, a ``DurableEvaluator``, or a ``Registration`` of one of
+            those with a ``pass_threshold`` or ``to_request``.
         ledger: Where interactions, evaluations and the work queue live; by default a
             ``SqliteLedger`` on ``evals.db`` in the working directory.
         redact: Called on every interaction record before anything is stored; returns the
             record to store (e.g. with personal data masked).
         concurrency: Evaluations running at once in this process.
-        evaluation_timeout: Seconds one evaluation may take before it is recorded as Failed.
+        evaluation_timeout: Seconds one evaluation may take before it is recorded as failed
+            (a durable evaluator sets its own).
         max_attempts: Attempts for evaluations that raise a non-transient error.
         retry_max_age: Seconds during which transient errors (timeouts, connection errors,
             HTTP 429/5xx) are retried with backoff, without using up attempts.
@@ -85,8 +79,9 @@ class EvaluationRuntime:
         lease_seconds: Lease on a claimed evaluation; a dead process's evaluations resume
             this long after it died.
         poll_interval: Seconds between looks for work queued by other processes.
-        tracer: Reports each recorded evaluation (``on_start``/``on_result``); by default the
-            ambient tracer at construction (OpenTelemetry metrics when configured).
+        tracer: Reports each recorded evaluation (``on_start``, then ``on_result`` for each
+            of its results, named by the evaluator id); by default the ambient tracer at
+            construction (OpenTelemetry metrics when configured).
         langsmith_feedback: Also send each recorded outcome as LangSmith feedback on the
             agent's run (``True`` for a bounded default client, or a
             ``LangSmithFeedbackTracer``): a verdict with its score and explanation; an
@@ -101,14 +96,17 @@ class EvaluationRuntime:
     Raises:
         ConfigurationError: The configuration is invalid or binds an evaluator id that is
             not among ``evaluators`` (the message names the key path).
-        EvaluatorUsageError: An evaluator has no id, or two share one.
+        EvaluatorUsageError: An entry of ``evaluators`` is not an evaluator, a factory of
+            one or a durable evaluator, or a numeric evaluator has no ``pass_threshold``.
+        CheckpointerUnavailableError: A durable evaluator is registered, no ``checkpointer``
+            is given, and the ledger keeps no checkpoints (it is not ``SupportsCheckpoints``).
     """
 
     def __init__(
         self,
         config: EvaluationConfig | Mapping[str, Any] | None = None,
         *,
-        evaluators: Sequence[EvaluatorFactory] = (),
+        evaluators: Mapping[str, RegistrationTarget] | None = None,
         ledger: Ledger | None = None,
         redact: Callable[[InteractionRecord], InteractionRecord] | None = None,
         concurrency: int = 8,
@@ -129,8 +127,7 @@ class EvaluationRuntime:
             if isinstance(config, EvaluationConfig)
             else EvaluationConfig.from_mapping(config)
         )
-        self._factories, durable = _registry(evaluators)
-        self._config.check_registered(self._factories)
+        self._registry = registry(evaluators or {}, self._config)
         if evaluation_timeout <= 0:
             raise ValueError(f"evaluation_timeout must be positive, got {evaluation_timeout!r}")
         if redact is not None and not callable(redact):
@@ -141,8 +138,7 @@ class EvaluationRuntime:
         self._tracers = _tracers(tracer, langsmith_feedback)
         self._recent = _RecentInteractions()
         self._executor = UnitExecutor(
-            factories=self._factories,
-            durable=durable,
+            registry=self._registry,
             checkpointer=checkpointer,
             config=lambda: self._config,
             ledger=self._ledger,
@@ -275,10 +271,10 @@ class EvaluationRuntime:
             EvaluatorUsageError: No evaluator with this id is registered.
             InteractionNotFoundError: The ledger holds no such interaction.
         """
-        if evaluator_id not in self._factories:
+        if evaluator_id not in self._registry:
             raise EvaluatorUsageError(
                 f"evaluator_id: no evaluator {evaluator_id!r} is registered "
-                f"(registered: {sorted(self._factories)})"
+                f"(registered: {sorted(self._registry)})"
             )
         attributes = dict(trigger_attributes or {})
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in attributes.items()):
@@ -403,48 +399,29 @@ class EvaluationRuntime:
     async def _report(self, record: EvaluationRecord) -> None:
         if not self._tracers:
             return
-        result = await asyncio.to_thread(self._as_result, record)
-        for tracer in self._tracers:
-            try:
-                tracer.on_result(record.evaluator_id, result)
-            except Exception:  # a broken tracer never holds up the worker
-                logger.exception("tracer %r failed on a result", tracer)
-
-    def _as_result(self, record: EvaluationRecord) -> EvaluatorResult:
-        metadata: dict[str, Any] = {
+        run_id = await asyncio.to_thread(self._run_id, record.interaction_id)
+        ids: dict[str, Any] = {
             "agent": record.agent_id,
             "evaluation_id": record.evaluation_id,
             "interaction_id": record.interaction_id,
         }
         if record.control_id is not None:
-            metadata["control_id"] = record.control_id
-        run_id = self._ledger.get_interaction(record.interaction_id).run_id
+            ids["control_id"] = record.control_id
         if run_id is not None:
-            metadata["run_id"] = run_id
-        outcome = record.outcome
-        if isinstance(outcome, Verdict):
-            evaluation = outcome.evaluation
-            score: bool | float = (
-                evaluation.passed if evaluation.score is None else evaluation.score
-            )
-            # ``passed`` keeps pass/fail apart from a numeric score (the metrics' pass rate).
-            return EvaluatorResult(
-                key=record.evaluator_id,
-                score=score,
-                comment=evaluation.explanation,
-                metadata={**metadata, "passed": evaluation.passed},
-            )
-        if isinstance(outcome, Inconclusive):
-            return EvaluatorResult.inconclusive(
-                record.evaluator_id, outcome.reason, metadata=metadata
-            )
-        assert isinstance(outcome, Failed)
-        return EvaluatorResult.failed(
-            record.evaluator_id,
-            outcome.error.code,  # type: ignore[arg-type]
-            str(outcome.error),
-            metadata=metadata,
-        )
+            ids["run_id"] = run_id
+        for result in record.results:
+            # The record keeps the result as the evaluator gave it; tracers also see ids.
+            reported = result.model_copy(update={"metadata": {**result.metadata, **ids}})
+            for tracer in self._tracers:
+                try:
+                    tracer.on_result(record.evaluator_id, reported)
+                except Exception:  # a broken tracer never holds up the worker
+                    logger.exception("tracer %r failed on a result", tracer)
+
+    def _run_id(self, interaction_id: str) -> str | None:
+        recent = self._recent.get(interaction_id)
+        record = recent if recent is not None else self._ledger.get_interaction(interaction_id)
+        return record.run_id
 
 
 @dataclass(frozen=True)
@@ -499,28 +476,6 @@ def _deadline(unit: WorkUnit) -> float | None:
     return None if unit.not_before - time.time() > FOREVER / 2 else unit.not_before
 
 
-def _registry(
-    evaluators: Sequence[EvaluatorFactory],
-) -> tuple[dict[str, EvaluatorFactory], set[str]]:
-    """The factories by evaluator id, and the ids of the durable ones."""
-    from ._durable import DurableEvaluator
-
-    if isinstance(evaluators, (str, bytes)) or not isinstance(evaluators, Sequence):
-        raise EvaluatorUsageError(
-            f"evaluators must be a list of evaluator classes or factories, got {evaluators!r}"
-        )
-    registry: dict[str, EvaluatorFactory] = {}
-    durable: set[str] = set()
-    for factory in evaluators:
-        cls = evaluator_class(factory)
-        if cls.id in registry:
-            raise EvaluatorUsageError(f"evaluators: two evaluators have the id {cls.id!r}")
-        registry[cls.id] = factory
-        if issubclass(cls, DurableEvaluator):
-            durable.add(cls.id)
-    return registry, durable
-
-
 def _roles(roles: Sequence[str]) -> tuple[str, ...]:
     if isinstance(roles, str) or not all(isinstance(role, str) for role in roles):
         raise EvaluatorUsageError(f"roles must be a list of str, got {roles!r}")
@@ -539,8 +494,6 @@ def _tracers(tracer: EvalTracer | None, langsmith_feedback: bool | EvalTracer) -
 
 
 def _default_ledger() -> Ledger:
-    from ._sqlite import SqliteLedger
-
     return SqliteLedger(DEFAULT_LEDGER_PATH)
 
 

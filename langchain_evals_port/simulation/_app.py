@@ -29,7 +29,7 @@ from langgraph.pregel import Pregel
 from langchain_evals_port.core import to_langchain_messages
 from langchain_evals_port.core.errors import MessageFormatError
 
-from ._calls import call_async, call_sync
+from ._calls import RUN_ASYNC, call_async, call_sync
 
 AppFunction: TypeAlias = Callable[[BaseMessage, str], Any]
 """A callable app: ``(newest user message, thread_id) -> reply`` (sync or async)."""
@@ -67,7 +67,7 @@ class AppAdapter:
         if isinstance(self.app, Runnable):
             reply = self.app.invoke(self._input(message), _config(thread_id))
         else:
-            reply = call_sync(self.app, message, thread_id)
+            reply = call_sync(self.app, message, thread_id, hint=RUN_ASYNC)
         return self.read(reply, trajectory)
 
     async def ainvoke(

@@ -19,7 +19,7 @@ from langchain_core.messages import BaseMessage
 from langchain_evals_port.core import Evaluator, EvaluatorResult, to_openai_messages
 from langchain_evals_port.core.errors import FAILURE_CODES, FailureCode, failure_code
 
-from ._calls import call_async, call_sync
+from ._calls import RUN_ASYNC, call_async, call_sync
 
 TrajectoryEvaluator: TypeAlias = "Evaluator | Callable[..., Any]"
 """An ``Evaluator``, or an OpenEvals-style ``(*, outputs, reference_outputs)`` callable."""
@@ -34,7 +34,9 @@ def evaluate(
     results: list[EvaluatorResult] = []
     for ev in evaluators:
         try:
-            results += _results(call_sync(_call(ev, trajectory, reference_outputs)), ev)
+            results += _results(
+                call_sync(_call(ev, trajectory, reference_outputs), hint=RUN_ASYNC), ev
+            )
         except Exception as error:
             results.append(_failed(ev, error))
     return results

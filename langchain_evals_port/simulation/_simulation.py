@@ -27,7 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langchain_evals_port.core import EvaluatorResult
 
 from ._app import App, AppAdapter, AppTurn, new_messages
-from ._calls import call_async, call_sync, positional_arity
+from ._calls import RUN_ASYNC, call_async, call_sync, positional_arity
 from ._evaluate import TrajectoryEvaluator, aevaluate, evaluate
 from ._user import SimulatedUser, UserTurn
 
@@ -217,7 +217,9 @@ class MultiturnSimulation:
         return _after_app(state, turn)
 
     def _check(self, state: SimulationState) -> dict[str, Any]:
-        fired = self.stop_when is not None and call_sync(self.stop_when, *self._stop_args(state))
+        fired = self.stop_when is not None and call_sync(
+            self.stop_when, *self._stop_args(state), hint=RUN_ASYNC
+        )
         return {"stop_reason": self._stop_reason(state, bool(fired))}
 
     async def _acheck(self, state: SimulationState) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from langchain_core.runnables import Runnable
 from langchain_evals_port.core import to_langchain_messages
 
 from ._app import with_id
-from ._calls import call_async, call_sync
+from ._calls import RUN_ASYNC, call_async, call_sync
 
 UserTurn: TypeAlias = "str | BaseMessage | dict[str, Any]"
 """A user message: text, a LangChain message or a message dict (OpenAI or LangChain style)."""
@@ -149,7 +149,7 @@ class SimulatedUser:
 
     def respond(self, trajectory: list[BaseMessage], turn: int) -> BaseMessage | None:
         """The user's next message after ``turn`` completed turns, or None when done."""
-        return _as_user_message(call_sync(self._function, trajectory, turn))
+        return _as_user_message(call_sync(self._function, trajectory, turn, hint=RUN_ASYNC))
 
     async def arespond(self, trajectory: list[BaseMessage], turn: int) -> BaseMessage | None:
         """The user's next message, asynchronously."""

@@ -5,17 +5,18 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph import END, START, MessagesState, StateGraph
 
+from langchain_evals_port import Score, evaluator
 from langchain_evals_port.runtime import (
     DurableEvaluator,
-    Evaluation,
     EvaluationContext,
-    OnlineEvaluator,
+    EvaluatorConfig,
+    InteractionRecord,
 )
 from langchain_evals_port.testing import ScriptedChatModel
 
@@ -43,22 +44,19 @@ def scripted_agent(*replies: str) -> Any:
     return chat_agent(ScriptedChatModel(replies=list(replies)))
 
 
-class ReplyLength(OnlineEvaluator):
-    """Passes when the final response has at least ``min_length`` characters."""
-
-    id = "reply-length"
-
-    def evaluate(self, ctx: EvaluationContext) -> Any:
-        interaction = ctx.interaction()
-        if interaction.failed:
-            return self.effects().inconclusive("interaction failed, nothing to evaluate")
-        minimum = ctx.config.get_int("min_length", 1)
-        length = len(interaction.final_response_text)
-        return self.effects().complete(
-            Evaluation.of(length >= minimum, f"reply of {length} characters, minimum {minimum}")
-            .with_score(float(length))
-            .with_attribute("length", length)
-        )
+@evaluator(feedback_key="reply_length")
+def reply_length(outputs: str, interaction: InteractionRecord, config: EvaluatorConfig) -> Any:
+    """Passes when the final response has at least ``min_length`` characters (a property);
+    inconclusive when the interaction failed."""
+    if interaction.failed:
+        return Score.unscored("interaction failed, nothing to evaluate")
+    minimum = config.get_int("min_length", 1)
+    length = len(outputs)
+    return Score(
+        length >= minimum,
+        f"reply of {length} characters, minimum {minimum}",
+        {"length": length},
+    )
 
 
 class Gate:
@@ -74,36 +72,44 @@ class Gate:
             raise TimeoutError("the gate was never opened")
 
 
-class ThreeSteps(DurableEvaluator[dict[str, Any]]):
-    """A durable evaluator in three steps, each appending its name and pid to the file named
-    by ``DURABLE_STEP_LOG``; with ``DURABLE_BLOCK_IN_SECOND`` set, the second step prints
-    ``blocked`` and hangs (a process to kill in the middle of an evaluation)."""
+class Votes(TypedDict, total=False):
+    """The state of ``three_steps``: the votes so far, then the score."""
 
-    id = "three-steps"
+    votes: list[bool]
+    score: Score
 
-    def on_evaluation(self, ctx: EvaluationContext) -> Any:
-        return self.effects().transition_to(self.first)
 
-    def first(self) -> Any:
+def three_steps() -> DurableEvaluator:
+    """A durable evaluator in three nodes, each appending its name and pid to the file named
+    by ``DURABLE_STEP_LOG`` and then taking ``DURABLE_STEP_SECONDS`` (default 0); with
+    ``DURABLE_BLOCK_IN_SECOND`` set, the second node prints ``blocked`` and hangs (a process
+    to kill in the middle of an evaluation)."""
+
+    def first(state: Votes) -> dict[str, Any]:
         _log_step("first")
-        return self.effects().update_state({"votes": [True]}).transition_to(self.second)
+        return {"votes": [True]}
 
-    def second(self) -> Any:
+    def second(state: Votes) -> dict[str, Any]:
         _log_step("second")
         if os.environ.get("DURABLE_BLOCK_IN_SECOND"):
             print("blocked", flush=True)
             time.sleep(600)
-        votes = [*self._votes(), True]
-        return self.effects().update_state({"votes": votes}).transition_to(self.third)
+        return {"votes": [*state["votes"], True]}
 
-    def third(self) -> Any:
+    def third(state: Votes) -> dict[str, Any]:
         _log_step("third")
-        votes = self._votes()
-        return self.effects().complete(Evaluation.of(all(votes), f"{len(votes)} votes"))
+        votes = state["votes"]
+        return {"score": Score(all(votes), f"{len(votes)} votes")}
 
-    def _votes(self) -> list[bool]:
-        state = self.current_state() or {}
-        return list(state.get("votes", []))
+    builder = StateGraph(Votes, context_schema=EvaluationContext)
+    builder.add_node("first", first)
+    builder.add_node("second", second)
+    builder.add_node("third", third)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", "third")
+    builder.add_edge("third", END)
+    return DurableEvaluator(builder)
 
 
 def _log_step(name: str) -> None:
@@ -111,3 +117,4 @@ def _log_step(name: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as out:
             out.write(f"{name} {os.getpid()}\n")
+    time.sleep(float(os.environ.get("DURABLE_STEP_SECONDS", "0")))

@@ -20,7 +20,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import pytest
 
 if TYPE_CHECKING:
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
 PG_DSN_VARIABLE = "LANGCHAIN_EVALS_PG_DSN"
 
@@ -107,7 +107,7 @@ def postgres_dsn() -> Iterator[str]:
 def open_postgres_ledger(folder: Path) -> PostgresLedger:
     """A ``PostgresLedger`` in a fresh schema that is dropped when the ledger closes (for
     ledger factories, which are given a folder rather than fixtures)."""
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     cleanup = ExitStack()
     dsn = cleanup.enter_context(fresh_schema(postgres_server_dsn()))

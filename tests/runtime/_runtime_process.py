@@ -5,8 +5,11 @@ Run by ``test_runtime_processes.py`` with ``sys.executable``:
 * ``blocker DB STARTED N``: binds an agent, invokes it N times, runs evaluator ``marker``
   that appends this pid to STARTED and then blocks; prints the interaction ids as one JSON
   line once an evaluation has started, then waits to be killed.
-* ``durable DB``: starts one durable ``three-steps`` evaluation (its second step hangs when
+* ``durable DB``: starts one durable ``three-steps`` evaluation (its second node hangs when
   ``DURABLE_BLOCK_IN_SECOND`` is set) and prints the interaction id.
+* ``review DB LOG``: starts one durable ``review`` evaluation (``review_graph``), whose first
+  node appends this pid to LOG and whose second waits for a person; prints the interaction
+  id and the evaluation id as one JSON line once it waits, then waits to be killed.
 * ``worker DB LOG DONE``: runs evaluator ``logger``, which appends
   ``"<evaluation id> <pid>"`` to LOG and sleeps 10 ms, two at a time; prints ``ready`` once
   its worker runs and exits (printing how many evaluations it ran) when the file DONE exists
@@ -21,16 +24,18 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from _agents import ThreeSteps, echo_agent
+from _agents import echo_agent, three_steps
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import interrupt
 
+from langchain_evals_port import Score, evaluator
 from langchain_evals_port.runtime import (
-    Evaluation,
-    EvaluationContext,
+    DurableEvaluator,
     EvaluationRuntime,
-    OnlineEvaluator,
     SqliteLedger,
+    evaluation_id,
 )
 
 AGENT = "support-agent"
@@ -48,17 +53,15 @@ def append_line(path: str, line: str) -> None:
 
 
 def blocker(database: str, started: str, count: int) -> None:
-    class BlockingMarker(OnlineEvaluator):
-        id = "marker"
-
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            append_line(started, f"{ctx.evaluation_id} {os.getpid()}")
-            time.sleep(600)
-            return self.effects().complete(Evaluation.passed("never reached"))
+    @evaluator(feedback_key="marker")
+    def blocking_marker(evaluation_id: str) -> Score:
+        append_line(started, f"{evaluation_id} {os.getpid()}")
+        time.sleep(600)
+        return Score(True, "never reached")
 
     runtime = EvaluationRuntime(
         bound("marker"),
-        evaluators=[BlockingMarker],
+        evaluators={"marker": blocking_marker},
         ledger=SqliteLedger(database),
         lease_seconds=1.0,
         poll_interval=0.05,
@@ -78,19 +81,17 @@ def blocker(database: str, started: str, count: int) -> None:
 def worker(database: str, log: str, done: str) -> None:
     ran: list[str] = []
 
-    class Logger(OnlineEvaluator):
-        id = "logger"
-
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            append_line(log, f"{ctx.evaluation_id} {os.getpid()}")
-            ran.append(ctx.evaluation_id)
-            time.sleep(0.01)
-            return self.effects().complete(Evaluation.passed(f"logged by {os.getpid()}"))
+    @evaluator(feedback_key="logger")
+    def logger(evaluation_id: str) -> Score:
+        append_line(log, f"{evaluation_id} {os.getpid()}")
+        ran.append(evaluation_id)
+        time.sleep(0.01)
+        return Score(True, f"logged by {os.getpid()}")
 
     ledger = SqliteLedger(database)
     runtime = EvaluationRuntime(
         bound("logger"),
-        evaluators=[Logger],
+        evaluators={"logger": logger},
         ledger=ledger,
         concurrency=2,
         lease_seconds=5.0,
@@ -108,16 +109,69 @@ def worker(database: str, log: str, done: str) -> None:
 
 
 def durable(database: str) -> None:
-    """Start one ``three-steps`` evaluation; its second step prints ``blocked`` and hangs."""
+    """Start one ``three-steps`` evaluation; its second node prints ``blocked`` and hangs."""
     runtime = EvaluationRuntime(
-        bound(ThreeSteps.id),
-        evaluators=[ThreeSteps],
+        bound("three-steps"),
+        evaluators={"three-steps": three_steps()},
         ledger=SqliteLedger(database),
         lease_seconds=1.0,
         poll_interval=0.05,
     )
     agent = runtime.bind(echo_agent(), agent_id=AGENT)
     print(json.dumps(agent.invoke_detailed("question").interaction_id), flush=True)
+    threading.Event().wait(120)  # killed long before this
+    sys.exit("never killed")
+
+
+class Reviewed(TypedDict, total=False):
+    """The state of ``review_graph``: the pre-screen's opinion, then the score."""
+
+    opinion: str
+    score: Score
+
+
+def review_graph(log: str) -> DurableEvaluator:
+    """A review in two nodes: ``pre_screen`` (a judge's stand-in) appends
+    ``"pre_screen <pid>"`` to ``log`` and keeps its opinion in the state; ``ask_reviewer``
+    waits in ``interrupt`` and scores the answer, signed with the pid that recorded it."""
+
+    def pre_screen(state: Reviewed) -> dict[str, Any]:
+        append_line(log, f"pre_screen {os.getpid()}")
+        return {"opinion": "pass"}
+
+    def ask_reviewer(state: Reviewed) -> dict[str, Any]:
+        answer = interrupt({"question": "Is this reply right?", "judge": state["opinion"]})
+        comment = f"{answer['reviewer']}, recorded by {os.getpid()}"
+        return {"score": Score(answer["approved"], comment, {"judge": state["opinion"]})}
+
+    builder = StateGraph(Reviewed)
+    builder.add_node("pre_screen", pre_screen)
+    builder.add_node("ask_reviewer", ask_reviewer)
+    builder.add_edge(START, "pre_screen")
+    builder.add_edge("pre_screen", "ask_reviewer")
+    builder.add_edge("ask_reviewer", END)
+    return DurableEvaluator(builder)
+
+
+def review(database: str, log: str) -> None:
+    """Start one ``review`` evaluation; once it waits for a person, print the interaction
+    and evaluation ids."""
+    runtime = EvaluationRuntime(
+        bound("review"),
+        evaluators={"review": review_graph(log)},
+        ledger=SqliteLedger(database),
+        lease_seconds=1.0,
+        poll_interval=0.05,
+    )
+    agent = runtime.bind(echo_agent(), agent_id=AGENT)
+    interaction_id = agent.invoke_detailed("Is it still under warranty?").interaction_id
+    waiting = evaluation_id("review", interaction_id)
+    deadline = time.monotonic() + 30
+    while waiting not in {w.evaluation_id for w in runtime.waiting_evaluations()}:
+        if time.monotonic() > deadline:
+            sys.exit("the review never waited for a person within 30 s")
+        time.sleep(0.01)
+    print(json.dumps([interaction_id, waiting]), flush=True)
     threading.Event().wait(120)  # killed long before this
     sys.exit("never killed")
 
@@ -130,5 +184,7 @@ if __name__ == "__main__":
         worker(*arguments)
     elif mode == "durable":
         durable(*arguments)
+    elif mode == "review":
+        review(*arguments)
     else:
         sys.exit(f"unknown mode {mode!r}")

@@ -1,8 +1,8 @@
 """Evaluators for ``langchain-evals worker`` processes, and a child entry point.
 
-``test_workers.py`` starts workers with ``--evaluators _worker_evaluators:EVALUATORS`` (this
-folder on ``PYTHONPATH``). The evaluators are steered by environment variables, so one module
-serves every test:
+``test_workers.py`` starts workers with ``--evaluators _worker_evaluators:EVALUATORS`` (or
+``:DURABLE``), this folder on ``PYTHONPATH``. The plain evaluators are steered by environment
+variables, so one module serves every test:
 
 * ``WORKER_STARTED``: a file each evaluation appends ``"<evaluation id> <pid>"`` to when it
   starts (optional);
@@ -10,11 +10,11 @@ serves every test:
   finished evaluating, just before it returns its verdict (optional);
 * ``WORKER_SLEEP``: seconds an evaluation takes (default 0.005).
 
-Each verdict's explanation is ``"by <pid>"``: the process that produced it.
+Each verdict's comment is ``"by <pid>"``: the process that produced it.
 
 ``python -m _worker_evaluators durable DSN`` records one interaction on the PostgreSQL ledger
-at DSN and starts its durable ``three-steps`` evaluation (``_agents.ThreeSteps``; set
-``DURABLE_BLOCK_IN_SECOND`` to make its second step hang), printing the interaction id as a
+at DSN and starts its durable ``three-steps`` evaluation (``_agents.three_steps``; set
+``DURABLE_BLOCK_IN_SECOND`` to make its second node hang), printing the interaction id as a
 JSON line — a process to kill in the middle of a durable evaluation.
 """
 
@@ -26,9 +26,11 @@ import os
 import sys
 import threading
 import time
-from typing import Any
 
-from langchain_evals_port.runtime import Evaluation, EvaluationContext, OnlineEvaluator
+from _agents import three_steps
+
+from langchain_evals_port import Score, evaluator
+from langchain_evals_port.runtime import InteractionRecord, Subject
 
 AGENT = "support-agent"
 
@@ -49,48 +51,42 @@ def _sleep_seconds() -> float:
     return float(os.environ.get("WORKER_SLEEP", "0.005"))
 
 
-class Logged(OnlineEvaluator):
-    """An ``async`` evaluator: logs its start, sleeps, reads the interaction from the ledger,
-    logs its end and passes, signed with its pid."""
-
-    id = "logged"
-
-    async def evaluate(self, ctx: EvaluationContext) -> Any:
-        append_line("WORKER_STARTED", ctx.evaluation_id)
-        await asyncio.sleep(_sleep_seconds())
-        interaction = await ctx.ainteraction()
-        if interaction.interaction_id != ctx.subject.interaction_id:
-            raise AssertionError("the ledger returned another interaction")
-        append_line("WORKER_LOG", ctx.evaluation_id)
-        return self.effects().complete(Evaluation.passed(f"by {os.getpid()}"))
+@evaluator(feedback_key="logged")
+async def logged(evaluation_id: str, interaction: InteractionRecord, subject: Subject) -> Score:
+    """An ``async`` evaluator: logs its start, sleeps, checks the interaction the runtime read
+    from the ledger, logs its end and passes, signed with its pid."""
+    append_line("WORKER_STARTED", evaluation_id)
+    await asyncio.sleep(_sleep_seconds())
+    if interaction.interaction_id != subject.interaction_id:
+        raise AssertionError("the ledger returned another interaction")
+    append_line("WORKER_LOG", evaluation_id)
+    return Score(True, f"by {os.getpid()}")
 
 
-class Blocking(OnlineEvaluator):
-    """``Logged`` as a plain ``def``: its sleep blocks a thread and cannot be cancelled."""
-
-    id = "blocking"
-
-    def evaluate(self, ctx: EvaluationContext) -> Any:
-        append_line("WORKER_STARTED", ctx.evaluation_id)
-        time.sleep(_sleep_seconds())
-        append_line("WORKER_LOG", ctx.evaluation_id)
-        return self.effects().complete(Evaluation.passed(f"by {os.getpid()}"))
+@evaluator(feedback_key="blocking")
+def blocking(evaluation_id: str) -> Score:
+    """``logged`` as a plain ``def``: its sleep blocks a thread and cannot be cancelled."""
+    append_line("WORKER_STARTED", evaluation_id)
+    time.sleep(_sleep_seconds())
+    append_line("WORKER_LOG", evaluation_id)
+    return Score(True, f"by {os.getpid()}")
 
 
-EVALUATORS = [Logged, Blocking]
+EVALUATORS = {"logged": logged, "blocking": blocking}
+DURABLE = {"three-steps": three_steps()}
 
 
 def durable(dsn: str) -> None:
     """Record one interaction on the ledger at ``dsn`` and start its ``three-steps``
     evaluation; print the interaction id, then wait to be killed."""
-    from _agents import ThreeSteps, echo_agent
+    from _agents import echo_agent
 
     from langchain_evals_port.runtime import EvaluationRuntime, open_ledger
 
-    config = {"evaluation": {"evaluators": {ThreeSteps.id: {"agents": {AGENT: {}}}}}}
+    config = {"evaluation": {"evaluators": {"three-steps": {"agents": {AGENT: {}}}}}}
     runtime = EvaluationRuntime(
         config,
-        evaluators=[ThreeSteps],
+        evaluators=DURABLE,
         ledger=open_ledger(dsn),
         lease_seconds=1.0,
         poll_interval=0.05,

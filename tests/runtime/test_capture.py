@@ -22,7 +22,7 @@ from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Interrupt, interrupt
 
 from langchain_evals_port.runtime import InteractionRecord, ToolCallRecord, evaluation_scope
-from langchain_evals_port.runtime._capture import (
+from langchain_evals_port.runtime.capture import (
     BoundAgent,
     DetailedReply,
     InteractionCallbackHandler,

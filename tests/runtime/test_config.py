@@ -4,8 +4,11 @@ import math
 import textwrap
 
 import pytest
+from langchain_core.runnables import RunnableLambda
 
-from langchain_evals_port.core.errors import EvalsError
+from langchain_evals_port import LevenshteinDistance, evaluator
+from langchain_evals_port.core.errors import EvalsError, EvaluatorUsageError
+from langchain_evals_port.runtime import EvaluationRuntime, InMemoryLedger, Registration
 from langchain_evals_port.runtime._config import (
     Binding,
     ConfigKeyError,
@@ -14,6 +17,7 @@ from langchain_evals_port.runtime._config import (
     EvaluationConfig,
     EvaluatorConfig,
 )
+from langchain_evals_port.runtime.testkit import runtime_testkit
 
 QUALITY = "interaction-quality-evaluator"
 ENTRY = f"evaluation.evaluators.{QUALITY}"
@@ -946,3 +950,151 @@ def test_configuration_errors_are_value_errors_of_this_package():
 def test_properties_are_not_validated():
     config = config_of({"q": {"min_length": "not a number", "nested": {"enabled": "x"}}})
     assert config.config_for("q", "a", [])["nested"] == {"enabled": "x"}
+
+
+# --- pass_threshold --------------------------------------------------------------------------
+
+
+def test_pass_threshold_is_a_reserved_key_of_entries_and_bindings():
+    config = config_of(
+        {
+            "q": {
+                "pass_threshold": 0.8,
+                "agents": {"a": {}, "b": {"pass-threshold": 0.5}},
+            }
+        }
+    )
+    # In config_for where an entry sets it, the binding's over the entry's, kebab-case read
+    # as snake_case; it never becomes a property named otherwise.
+    assert config.config_for("q", "a", []) == {"pass_threshold": 0.8}
+    assert config.config_for("q", "b", []) == {"pass_threshold": 0.5}
+    assert config.binding("q", "b", []).config.get_float("pass_threshold") == 0.5
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 0.75, -2, 40])
+def test_any_finite_number_is_a_pass_threshold(threshold):
+    config = config_of({"q": {"pass_threshold": threshold, "agents": {"a": {}}}})
+    assert config.config_for("q", "a", [])["pass_threshold"] == threshold
+
+
+@pytest.mark.parametrize("threshold", ["0.8", True, None, math.nan, math.inf, [0.8]])
+@pytest.mark.parametrize(
+    ("where", "key_path"),
+    [
+        (lambda value: {"pass_threshold": value}, "evaluation.evaluators.q.pass_threshold"),
+        (
+            lambda value: {"agent_roles": {"r": {"pass_threshold": value}}},
+            "evaluation.evaluators.q.agent_roles.r.pass_threshold",
+        ),
+    ],
+    ids=["entry", "binding"],
+)
+def test_a_pass_threshold_that_is_not_a_finite_number_is_an_error(threshold, where, key_path):
+    error = evaluators_error({"q": where(threshold)})
+    assert error.key_path == key_path
+    assert str(error) == f"{key_path}: expected a number, got {threshold!r}"
+
+
+@pytest.mark.parametrize("typo", ["pass_treshold", "pass_thresholds", "passthreshold"])
+def test_a_typo_of_pass_threshold_is_an_error_not_a_property(typo):
+    error = evaluators_error({"q": {"agents": {"a": {typo: 0.8}}}})
+    assert error.key_path == f"evaluation.evaluators.q.agents.a.{typo}"
+    assert "did you mean 'pass_threshold'?" in str(error)
+
+
+def test_pass_threshold_is_not_a_default():
+    error = evaluators_error({}, defaults={"agent": {"pass_threshold": 0.8}})
+    assert error.key_path == "evaluation.defaults.agent.pass_threshold"
+    assert "accepts only" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("entry", "missing"),
+    [
+        ({"pass_threshold": 0.8, "agents": {"a": {}}}, None),
+        ({"agents": {"a": {"pass_threshold": 0.8}, "b": {"pass_threshold": 0.6}}}, None),
+        ({"agents": {"a": {"pass_threshold": 0.8}, "b": {"enabled": False}}}, None),
+        ({"agents": {"a": {"pass_threshold": 0.8}, "b": {}}}, "evaluation.evaluators.q.agents.b"),
+        ({"agent_roles": {"*": {}}}, "evaluation.evaluators.q.agent_roles.*"),
+        ({"min_length": 3}, "evaluation.evaluators.q"),
+    ],
+    ids=["entry", "every-binding", "disabled-binding", "one-binding", "role", "no-bindings"],
+)
+def test_missing_pass_threshold_names_where_a_verdict_would_lack_one(entry, missing):
+    assert config_of({"q": entry}).missing_pass_threshold("q") == missing
+
+
+def test_missing_pass_threshold_of_an_unconfigured_evaluator():
+    missing = config_of({}).missing_pass_threshold("q")
+    assert missing == "evaluation.evaluators.q (not configured)"
+
+
+# The runtime applies pass_threshold; these start one.
+
+
+def similarity_runtime(config: dict, **registration: object) -> EvaluationRuntime:
+    """A runtime that does not start, with LevenshteinDistance (numeric) registered as q."""
+    evaluators = {"q": Registration(LevenshteinDistance(), **registration)}
+    return EvaluationRuntime(config, evaluators=evaluators, ledger=InMemoryLedger(), start=False)
+
+
+@pytest.mark.parametrize(
+    ("entry", "key_path"),
+    [
+        ({"min_length": 3}, "evaluation.evaluators.q"),
+        ({"agents": {"a": {}}}, "evaluation.evaluators.q.agents.a"),
+        (
+            {"agents": {"a": {"pass_threshold": 0.8}, "b": {}}},
+            "evaluation.evaluators.q.agents.b",
+        ),
+    ],
+)
+def test_a_numeric_evaluator_without_a_pass_threshold_is_a_startup_error(entry, key_path):
+    with pytest.raises(EvaluatorUsageError) as caught:
+        similarity_runtime({"evaluation": {"evaluators": {"q": entry}}})
+    message = str(caught.value)
+    assert message.startswith("evaluators['q']: LevenshteinDistance scores with numbers")
+    assert f"none is set at {key_path} " in message
+
+
+@pytest.mark.parametrize(
+    ("entry", "registration"),
+    [
+        ({"pass_threshold": 0.8, "agents": {"a": {}}}, {}),
+        ({"agents": {"a": {"pass_threshold": 0.8}}}, {}),
+        ({"agents": {"a": {}}}, {"pass_threshold": 0.8}),
+    ],
+    ids=["entry", "binding", "registration"],
+)
+def test_a_numeric_evaluator_starts_with_a_pass_threshold_from_anywhere(entry, registration):
+    similarity_runtime({"evaluation": {"evaluators": {"q": entry}}}, **registration).close()
+
+
+def test_the_configured_pass_threshold_wins_over_the_registration():
+    """The same score of 0.75 against the registration's 0.5, the entry's 0.9 and a
+    binding's 0.7: the most specific configured threshold decides."""
+
+    @evaluator
+    def three_quarters() -> float:
+        return 0.75
+
+    config = {
+        "evaluation": {
+            "evaluators": {
+                "quality": {
+                    "pass_threshold": 0.9,
+                    "agents": {"strict-agent": {}, "lenient-agent": {"pass_threshold": 0.7}},
+                }
+            }
+        }
+    }
+    registration = Registration(three_quarters, pass_threshold=0.5)
+    records = {}
+    with runtime_testkit(config, {"quality": registration}) as runtime:
+        for agent_id in ("strict-agent", "lenient-agent"):
+            agent = runtime.bind(RunnableLambda(lambda question: question), agent_id=agent_id)
+            reply = agent.invoke_detailed("hi")
+            [records[agent_id]] = runtime.wait_for_evaluations(reply.interaction_id)
+    strict, lenient = records["strict-agent"], records["lenient-agent"]
+    assert (strict.result.score, strict.pass_threshold, strict.passed) == (0.75, 0.9, False)
+    assert (lenient.result.score, lenient.pass_threshold, lenient.passed) == (0.75, 0.7, True)

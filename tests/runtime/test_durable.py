@@ -1,55 +1,45 @@
-"""Durable evaluators on the LangGraph engine: steps, state, retries, timeouts, restarts,
-waiting for a person, and the test kit — with real checkpointers, ledgers and records."""
+"""Durable evaluators as LangGraph graphs: nodes, state, outcomes, retries, timeouts, restarts,
+waiting for a person, and the durable test kit — on real graphs, checkpointers and ledgers."""
 
 from __future__ import annotations
 
 import asyncio
-import re
+import operator
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, TypedDict
 
 import pytest
-from _factories import make_interaction, make_unit
+from _factories import make_evaluation, make_interaction, make_unit
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.types import interrupt
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy, interrupt
 from pydantic import BaseModel
 
-from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port import EvaluatorResult, Score
+from langchain_evals_port.core.errors import EvaluationTimeoutError, EvaluatorUsageError
 from langchain_evals_port.runtime import (
-    Evaluation,
     EvaluationContext,
     EvaluationRecord,
     EvaluatorConfig,
-    Inconclusive,
     InMemoryLedger,
     Ledger,
-    Outcome,
     SqliteLedger,
-    Subject,
-    Verdict,
     WorkUnit,
     current_evaluation_id,
 )
-from langchain_evals_port.runtime._durable import (
-    DurableEngine,
-    DurableEvaluator,
-    EvaluationTimeoutError,
-    Finished,
-    Paused,
-    Settings,
-    StepTimeoutError,
-    step,
-)
-from langchain_evals_port.runtime.durable_testkit import DurableTestKit, InjectedStepFailure
+from langchain_evals_port.runtime.durable import DurableEvaluator
+from langchain_evals_port.runtime.durable._engine import CheckpointKept, DurableEngine, Paused
+from langchain_evals_port.runtime.durable.testkit import DurableTestKit
 from langchain_evals_port.testing import ScriptedChatModel, ScriptedProviderError
 
-SUBJECT = Subject.interaction("i-1", "support-agent")
-FAST = Settings.defaults().with_step_retry_interval(0)
+INTERACTION = make_interaction("i-1", "support-agent")
+FAST = RetryPolicy(initial_interval=0, jitter=False)  # three attempts, no waiting between
 
 
 class JudgeVerdict(BaseModel):
@@ -60,26 +50,24 @@ class JudgeVerdict(BaseModel):
     reason: str
 
 
-class Panel(BaseModel):
-    """The panel evaluator's state: the verdicts gathered so far."""
+class Panel(TypedDict, total=False):
+    """The panel's state: the verdicts gathered so far, then the score."""
 
-    verdicts: list[JudgeVerdict] = []
-
-
-class Criterion(BaseModel):
-    """The input of the tone step."""
-
-    name: str
-    instructions: str
+    verdicts: Annotated[list[JudgeVerdict], operator.add]
+    score: Score
 
 
 def verdict(score: float, reason: str = "fine") -> dict[str, Any]:
     return {"passed": score >= 0.5, "score": score, "reason": reason}
 
 
+class ProcessStopped(BaseException):
+    """Stands for the process being killed in the middle of a node."""
+
+
 @dataclass
 class Judges:
-    """The scripted judges a panel evaluator calls, and what it saw."""
+    """The scripted judges a panel calls, and what its nodes saw."""
 
     relevance: ScriptedChatModel = field(
         default_factory=lambda: ScriptedChatModel([verdict(0.9, "on topic")])
@@ -87,119 +75,113 @@ class Judges:
     tone: ScriptedChatModel = field(
         default_factory=lambda: ScriptedChatModel([verdict(0.7, "polite")])
     )
-    settings: Settings = field(default_factory=lambda: FAST.with_max_step_retries(2))
     sessions: list[str] = field(default_factory=list)
-    thresholds: list[float] = field(default_factory=list)
     scopes: list[str | None] = field(default_factory=list)
     crash_in_tone: list[BaseException] = field(default_factory=list)
 
 
-class ProcessStopped(BaseException):
-    """Stands for the process being killed in the middle of a step."""
+def quality_panel(judges: Judges, retry: RetryPolicy | None = FAST) -> DurableEvaluator:
+    """Two judges (an async node, then a sync one) and a combining node; a failed interaction
+    goes straight to an inconclusive outcome."""
 
+    def screen(state: Panel, runtime: Runtime[EvaluationContext]) -> str:
+        return "skip" if runtime.context.interaction().failed else "relevance"
 
-class QualityPanel(DurableEvaluator[Panel]):
-    """Three steps: two judges (async and sync), then a combining step."""
+    def skip(state: Panel) -> dict[str, Any]:
+        return {"score": Score.unscored("interaction failed, nothing to evaluate")}
 
-    id = "quality-panel"
-
-    def __init__(self, judges: Judges) -> None:
-        self.judges = judges
-
-    def settings(self) -> Settings:
-        return self.judges.settings
-
-    def on_evaluation(self, ctx: EvaluationContext) -> Any:
-        if ctx.interaction().failed:
-            return self.effects().inconclusive("interaction failed, nothing to evaluate")
-        return (
-            self.effects()
-            .update_state(Panel())
-            .transition_to(self.relevance)
-            .with_input("relevance")
+    async def relevance(state: Panel, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+        judges.scopes.append(current_evaluation_id())
+        session = runtime.context.judge_session("relevance", runtime.execution_info.node_attempt)
+        judges.sessions.append(session)
+        interaction = await runtime.context.ainteraction()
+        judge = judges.relevance.with_structured_output(JudgeVerdict)
+        found = await judge.ainvoke(
+            f"Judge relevance: {interaction.final_response_text}",
+            config={"configurable": {"thread_id": session}},
         )
+        return {"verdicts": [found]}
 
-    async def relevance(self, criterion: str) -> Any:
-        self.judges.scopes.append(current_evaluation_id())
-        self.judges.sessions.append(self.session_id("relevance-judge"))
-        interaction = await self.evaluation_context().ainteraction()
-        judge = self.judges.relevance.with_structured_output(JudgeVerdict)
-        found = await judge.ainvoke(f"Judge {criterion}: {interaction.final_response_text}")
-        state = self.current_state()
-        assert isinstance(state, Panel)
-        tone = Criterion(name="tone", instructions="polite and clear")
-        return (
-            self.effects()
-            .update_state(Panel(verdicts=[*state.verdicts, found]))
-            .transition_to(self.tone)
-            .with_input(tone)
+    def tone(state: Panel, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+        judges.scopes.append(current_evaluation_id())
+        if judges.crash_in_tone:
+            raise judges.crash_in_tone.pop()
+        judges.sessions.append(
+            runtime.context.judge_session()  # this node and attempt, read from LangGraph
         )
-
-    def tone(self, criterion: Criterion) -> Any:
-        self.judges.scopes.append(current_evaluation_id())
-        if self.judges.crash_in_tone:
-            raise self.judges.crash_in_tone.pop()
-        interaction = self.evaluation_context().interaction()
-        judge = self.judges.tone.with_structured_output(JudgeVerdict)
-        found = judge.invoke(f"Judge {criterion.name} ({criterion.instructions}): {interaction}")
-        state = self.current_state()
-        assert isinstance(state, Panel)
-        return (
-            self.effects()
-            .update_state(Panel(verdicts=[*state.verdicts, found]))
-            .transition_to(self.combine)
+        wanted = runtime.context.config.get_str("tone", "polite and clear")
+        reply = runtime.context.interaction().final_response_text
+        found = judges.tone.with_structured_output(JudgeVerdict).invoke(
+            f"Judge tone ({wanted}): {reply}"
         )
+        return {"verdicts": [found]}
 
-    def combine(self) -> Any:
-        state = self.current_state()
-        assert isinstance(state, Panel)
-        threshold = self.evaluation_context().config.get_float("pass_threshold", 0.5)
-        self.judges.thresholds.append(threshold)
-        mean = sum(v.score for v in state.verdicts) / len(state.verdicts)
-        evaluation = Evaluation.of(mean >= threshold, "; ".join(v.reason for v in state.verdicts))
-        return self.effects().complete(evaluation.with_score(round(mean, 3)))
+    def combine(state: Panel) -> dict[str, Any]:
+        verdicts = state["verdicts"]
+        mean = sum(v.score for v in verdicts) / len(verdicts)
+        return {"score": Score(round(mean, 3), "; ".join(v.reason for v in verdicts))}
+
+    builder = StateGraph(Panel, context_schema=EvaluationContext)
+    builder.add_node("skip", skip)
+    builder.add_node("relevance", relevance, retry_policy=retry)
+    builder.add_node("tone", tone, retry_policy=retry)
+    builder.add_node("combine", combine)
+    builder.add_conditional_edges(START, screen, ["skip", "relevance"])
+    builder.add_edge("skip", END)
+    builder.add_edge("relevance", "tone")
+    builder.add_edge("tone", "combine")
+    builder.add_edge("combine", END)
+    return DurableEvaluator(builder)
 
 
-def seeded(**overrides: Any) -> InMemoryLedger:
-    return InMemoryLedger().seed(make_interaction("i-1", "support-agent", **overrides))
+PANEL_CONFIG = {"control_id": "quality-control", "pass_threshold": 0.5}
 
 
-def panel_kit(judges: Judges, ledger: Ledger | None = None) -> DurableTestKit:
-    return (
-        DurableTestKit.of(lambda: QualityPanel(judges))
-        .with_ledger(ledger or seeded())
-        .with_config({"control_id": "quality-control"})
+def panel_kit(judges: Judges, retry: RetryPolicy | None = FAST) -> DurableTestKit:
+    return DurableTestKit(
+        quality_panel(judges, retry), evaluator_id="quality-panel", config=PANEL_CONFIG
     )
 
 
-def make_engine(
-    factory: Callable[[], DurableEvaluator[Any]],
-    checkpointer: Any,
-    ledger: Ledger,
-    config: dict[str, Any] | None = None,
-) -> DurableEngine:
-    """An engine whose context and record builders mirror the runtime's."""
+def one_node(node: Callable[..., Any], **options: Any) -> DurableEvaluator:
+    """A durable evaluator of one node, ``work``; ``options`` go to ``add_node``, except
+    ``evaluation_timeout``."""
+    timeout = options.pop("evaluation_timeout", None)
+    builder = StateGraph(Panel, context_schema=EvaluationContext)
+    builder.add_node("work", node, **options)
+    builder.add_edge(START, "work")
+    builder.add_edge("work", END)
+    return DurableEvaluator(builder, evaluation_timeout=timeout)
+
+
+def make_engine(evaluator: DurableEvaluator, checkpointer: Any, ledger: Ledger) -> DurableEngine:
+    """An engine whose context and record builders are shaped like the runtime's."""
 
     def context(unit: WorkUnit) -> EvaluationContext:
         return EvaluationContext(
             subject=unit.subject,
             evaluation_id=unit.evaluation_id,
-            config=EvaluatorConfig(config or {}),
+            config=EvaluatorConfig({}),
             ledger=ledger,
             trigger=unit.trigger,
         )
 
-    def record(unit: WorkUnit, outcome: Outcome) -> EvaluationRecord:
-        return EvaluationRecord(
-            evaluation_id=unit.evaluation_id,
-            evaluator_id=unit.evaluator_id,
-            interaction_id=unit.interaction_id,
-            agent_id=unit.agent_id,
-            outcome=outcome,
+    def record(unit: WorkUnit, results: list[EvaluatorResult]) -> EvaluationRecord:
+        return make_evaluation(
+            unit.evaluation_id,
+            unit.interaction_id,
+            unit.agent_id,
+            unit.evaluator_id,
+            results=results,
         )
 
     return DurableEngine(
-        factory, checkpointer=checkpointer, ledger=ledger, context=context, record=record
+        evaluator,
+        evaluator_id="quality-panel",
+        checkpointer=checkpointer,
+        ledger=ledger,
+        context=context,
+        record=record,
     )
 
 
@@ -217,90 +199,117 @@ async def sqlite_saver(tmp_path: Path) -> AsyncIterator[AsyncSqliteSaver]:
         yield saver
 
 
-# --- steps, state and outcomes ------------------------------------------------------------
+# --- nodes, state and outcomes ------------------------------------------------------------
 
 
-def test_three_steps_accumulate_judge_verdicts_and_combine() -> None:
+def test_three_nodes_gather_judge_verdicts_and_combine() -> None:
     judges = Judges()
-    result = panel_kit(judges).run(SUBJECT)
+    run = panel_kit(judges).run(INTERACTION)
 
-    assert result.is_complete
-    assert not result.is_failed
-    assert result.evaluation.passed
-    assert result.evaluation.score == 0.8
-    assert result.evaluation.explanation == "on topic; polite"
-    assert result.steps_run == ("on_evaluation", "relevance", "tone", "combine")
-    # Each step's input arrived: a plain string, then a pydantic model.
+    assert run.record is not None
+    assert run.record.outcome == "verdict"
+    assert run.record.passed is True
+    assert (run.record.result.key, run.record.result.score) == ("quality-panel", 0.8)
+    assert run.record.result.comment == "on topic; polite"
+    assert (run.record.control_id, run.record.pass_threshold) == ("quality-control", 0.5)
+    assert run.nodes_run == ("relevance", "tone", "combine")
+    assert not run.thread_kept
+    # Both judges read the interaction through the context.
     assert "Judge relevance: Your order A-17 shipped" in judges.relevance.calls[0].messages[0].text
-    assert "Judge tone (polite and clear)" in judges.tone.calls[0].messages[0].text
-    assert result.record is not None
-    assert result.record.control_id == "quality-control"
-    assert isinstance(result.record.outcome, Verdict)
+    assert "Judge tone (polite and clear): Your order" in judges.tone.calls[0].messages[0].text
 
 
-async def test_engine_on_sqlite_saver_records_once_and_removes_the_thread(
+def test_a_failed_interaction_is_inconclusive_and_no_judge_is_called() -> None:
+    judges = Judges()
+    run = panel_kit(judges).run(make_interaction("i-2", status="failed"))
+
+    assert run.record is not None
+    assert run.record.outcome == "inconclusive"
+    assert run.record.result.reason == "interaction failed, nothing to evaluate"
+    assert run.record.passed is None
+    assert run.nodes_run == ("skip",)
+    assert judges.relevance.calls == judges.tone.calls == []
+
+
+async def test_the_engine_on_sqlite_records_once_in_scope_and_deletes_the_thread(
     tmp_path: Path, sqlite_saver: AsyncSqliteSaver
 ) -> None:
     ledger = SqliteLedger(tmp_path / "ledger.db")
     ledger.record_interaction(make_interaction("i-1"))
     judges = Judges()
-    engine = make_engine(lambda: QualityPanel(judges), sqlite_saver, ledger)
+    engine = make_engine(quality_panel(judges), sqlite_saver, ledger)
     unit = panel_unit()
 
     finished = await engine.run(unit)
 
-    assert isinstance(finished, Finished)
-    assert isinstance(finished.outcome, Verdict)
-    assert finished.outcome.evaluation.score == 0.8
+    assert isinstance(finished, EvaluationRecord)
+    assert finished.result.score == 0.8
     assert [r.evaluation_id for r in ledger.get_evaluations("i-1")] == ["e-panel"]
     assert await sqlite_saver.aget_tuple(thread(unit)) is None
-    # Steps ran inside the evaluation's scope (judge calls count as evaluation traffic).
+    # Nodes ran inside the evaluation's scope (their judge calls are evaluation traffic).
     assert judges.scopes == ["e-panel", "e-panel"]
     # A recorded evaluation is not run again: no judge is called a second time.
-    again = await engine.run(unit)
-    assert again == finished
-    assert len(judges.relevance.calls) == 1
-    assert len(judges.tone.calls) == 1
+    assert await engine.run(unit) == finished
+    assert (len(judges.relevance.calls), len(judges.tone.calls)) == (1, 1)
     ledger.close()
 
 
-def test_inconclusive_is_recorded_without_running_steps() -> None:
-    result = panel_kit(Judges(), seeded(status="failed")).run(SUBJECT)
+@pytest.mark.parametrize(
+    ("score", "expected"),
+    [
+        (True, {"key": "scorer", "score": True, "passed": True}),
+        (0.4, {"key": "scorer", "score": 0.4, "passed": False}),  # below pass_threshold 0.5
+        (Score(0.9, "good", {"label": "ok"}), {"score": 0.9, "label": "ok", "passed": True}),
+        (EvaluatorResult(key="custom", score=False), {"key": "custom", "passed": False}),
+        ({"score": 1, "comment": "as a dict"}, {"score": 1.0, "comment": "as a dict"}),
+        (Score.unscored("nothing to judge"), {"outcome": "inconclusive", "passed": None}),
+    ],
+    ids=["bool", "number", "Score", "EvaluatorResult", "dict", "unscored"],
+)
+def test_the_score_in_the_final_state_is_the_outcome(score: Any, expected: dict[str, Any]) -> None:
+    kit = DurableTestKit(
+        one_node(lambda state: {"score": score}), evaluator_id="scorer", pass_threshold=0.5
+    )
+    record = kit.run(INTERACTION).record
 
-    assert result.is_inconclusive
-    assert not result.is_complete
-    assert result.inconclusive_reason == "interaction failed, nothing to evaluate"
-    assert result.steps_run == ("on_evaluation",)
-    assert result.record is not None
-    assert isinstance(result.record.outcome, Inconclusive)
-    with pytest.raises(AssertionError, match="inconclusive"):
-        _ = result.evaluation
+    assert record is not None
+    seen = {
+        "key": record.result.key,
+        "score": record.result.score,
+        "comment": record.result.comment,
+        "outcome": record.outcome,
+        "passed": record.passed,
+        "label": record.result.metadata.get("label"),
+    }
+    assert {name: seen[name] for name in expected} == expected
 
 
-class Untyped(DurableEvaluator):  # type: ignore[type-arg]
-    """No declared state type: the state comes back as plain JSON."""
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({}, "ended without a 'score' in its state"),
+        ({"score": "yes"}, "left score='yes'; expected a bool, a number"),
+        ({"score": 0.7}, "scored 0.7, a number, and no pass_threshold applies"),
+    ],
+    ids=["no-score", "not-a-score", "number-without-threshold"],
+)
+def test_a_graph_that_ends_without_a_usable_score_is_failed_clearly(
+    state: dict[str, Any], message: str
+) -> None:
+    run = DurableTestKit(one_node(lambda _: state, retry_policy=FAST)).run(INTERACTION)
 
-    id = "untyped"
-    seen: ClassVar[list[Any]] = []
-
-    def on_evaluation(self, ctx: EvaluationContext) -> Any:
-        state = Panel(verdicts=[JudgeVerdict(**verdict(0.2))])
-        return self.effects().update_state(state).transition_to(self.read)
-
-    def read(self) -> Any:
-        Untyped.seen.append(self.current_state())
-        return self.effects().complete(Evaluation.passed("read"))
-
-
-def test_undeclared_state_type_is_kept_as_plain_json() -> None:
-    assert DurableTestKit.of(Untyped).run(SUBJECT).is_complete
-    assert Untyped.seen == [{"verdicts": [{"passed": False, "score": 0.2, "reason": "fine"}]}]
+    assert run.record is not None
+    assert run.record.outcome == "failed"
+    assert run.record.result.error_code == "evaluator_error"
+    assert message in (run.record.result.reason or "")
+    assert run.nodes_run == ("work",)  # a usage error is not the node's: not retried
+    assert not run.thread_kept
 
 
 # --- retries ----------------------------------------------------------------------------
 
 
-def test_a_step_failing_twice_succeeds_on_its_third_attempt() -> None:
+def test_a_node_failing_twice_passes_on_its_third_attempt_each_in_a_fresh_judge_session() -> None:
     judges = Judges(
         relevance=ScriptedChatModel(
             [
@@ -310,240 +319,183 @@ def test_a_step_failing_twice_succeeds_on_its_third_attempt() -> None:
             ]
         )
     )
-    result = panel_kit(judges).run(SUBJECT)
+    run = panel_kit(judges).run(INTERACTION)
 
-    assert result.is_complete
-    assert result.steps_run == (
-        "on_evaluation",
-        "relevance",
-        "relevance",
-        "relevance",
-        "tone",
-        "combine",
-    )
+    assert run.record is not None
+    assert run.record.passed is True
+    assert run.nodes_run == ("relevance", "relevance", "relevance", "tone", "combine")
     assert len(judges.relevance.calls) == 3
-
-
-def test_the_judge_session_differs_per_attempt() -> None:
-    judges = Judges(
-        relevance=ScriptedChatModel([ScriptedProviderError.server_error(), verdict(0.9)])
-    )
-    result = panel_kit(judges).run(SUBJECT)
-
-    first, second = judges.sessions
-    assert first != second
-    assert result.record is not None
-    assert first.startswith(result.record.evaluation_id)
-    assert first.endswith("attempt-1/relevance-judge")
-    assert second.endswith("attempt-2/relevance-judge")
-
-
-def test_injected_failures_are_retried() -> None:
-    result = panel_kit(Judges()).run(SUBJECT, fail_step={"tone": 2, "on_evaluation": 1})
-
-    assert result.is_complete
-    assert result.steps_run.count("tone") == 3
-    assert result.steps_run.count("on_evaluation") == 2
-
-
-def test_exhausted_retries_fail_with_the_last_error_and_remove_the_instance() -> None:
-    judges = Judges()
-    result = panel_kit(judges).run(SUBJECT, fail_step={"tone": 3})
-
-    assert result.is_failed
-    assert not result.is_complete
-    assert isinstance(result.error, InjectedStepFailure)
-    assert "failure 3 of step 'tone'" in str(result.error)
-    assert result.steps_run == ("on_evaluation", "relevance", "tone", "tone", "tone")
-    assert result.record is None
-    assert result._session.checkpointer.get_tuple(thread(result._session.unit)) is None
-    with pytest.raises(AssertionError, match="failed: InjectedStepFailure"):
-        _ = result.evaluation
-
-
-def test_without_settings_a_failed_step_is_not_retried() -> None:
-    judges = Judges(settings=Settings.defaults())
-    result = panel_kit(judges).run(SUBJECT, fail_step={"relevance": 1})
-
-    assert isinstance(result.error, InjectedStepFailure)
-    assert result.steps_run == ("on_evaluation", "relevance")
-
-
-# --- timeouts ---------------------------------------------------------------------------
-
-
-class Slow(DurableEvaluator[int]):
-    """One step that is slow on its first ``slow_attempts`` attempts."""
-
-    id = "slow"
-    settings_: ClassVar[Settings] = FAST
-    slow_attempts: ClassVar[int] = 99
-    attempts: ClassVar[list[str]] = []
-    transition_timeout: ClassVar[float | None] = None
-
-    def settings(self) -> Settings:
-        return type(self).settings_
-
-    def on_evaluation(self, ctx: EvaluationContext) -> Any:
-        effect = self.effects().update_state(0).transition_to(self.work)
-        timeout = type(self).transition_timeout
-        return effect if timeout is None else effect.with_timeout(timeout)
-
-    async def work(self) -> Any:
-        type(self).attempts.append(self.session_id("x"))
-        if len(type(self).attempts) <= type(self).slow_attempts:
-            await asyncio.sleep(5)
-        return self.effects().complete(Evaluation.passed("done in time"))
-
-
-def slow_class(**attributes: Any) -> type[Slow]:
-    return type("SlowVariant", (Slow,), {"attempts": [], **attributes})
-
-
-class SyncSlow(Slow):
-    """A plain (sync) step with its own timeout from the ``@step`` decorator."""
-
-    @step(timeout=0.05)
-    def work(self) -> Any:  # type: ignore[override]
-        type(self).attempts.append("sync")
-        if len(type(self).attempts) <= type(self).slow_attempts:
-            time.sleep(0.3)
-        return self.effects().complete(Evaluation.passed("done in time"))
+    # One judge session per evaluation, node and attempt: a retry does not see the last one.
+    evaluation = run.evaluation_id
+    assert judges.sessions == [
+        f"{evaluation}:relevance:1",
+        f"{evaluation}:relevance:2",
+        f"{evaluation}:relevance:3",
+        f"{evaluation}:tone:1",
+    ]
+    again = panel_kit(Judges()).run(INTERACTION, trigger_attributes={"prompt": "v2"})
+    assert again.evaluation_id != evaluation
 
 
 @pytest.mark.parametrize(
-    "evaluator",
+    ("retry", "fail", "code", "reason", "attempts"),
     [
-        slow_class(settings_=FAST.with_default_step_timeout(0.05).with_max_step_retries(1)),
-        # The transition's own timeout wins over a generous default.
-        slow_class(
-            settings_=FAST.with_default_step_timeout(60).with_max_step_retries(1),
-            transition_timeout=0.05,
+        (FAST, 3, "evaluator_error", "InjectedNodeFailure: injected failure 3 of node 'tone'", 3),
+        # A transient error that exhausts the node's retries is final too (the engine tells
+        # it from a storage error by the error LangGraph keeps on the node's task).
+        (
+            FAST,
+            [ConnectionError("judge unreachable")] * 3,
+            "provider_error",
+            "ConnectionError: judge unreachable",
+            3,
         ),
-        # The @step timeout wins over a generous default; the step is a plain def.
-        type(
-            "SyncVariant",
-            (SyncSlow,),
-            {
-                "attempts": [],
-                "settings_": FAST.with_default_step_timeout(60).with_max_step_retries(1),
-            },
-        ),
+        (None, 1, "evaluator_error", "InjectedNodeFailure: injected failure 1 of node 'tone'", 1),
     ],
-    ids=["default-step-timeout", "with-timeout", "step-decorator-sync"],
+    ids=["injected", "transient", "no-retry-policy"],
 )
-def test_a_step_timing_out_is_retried_then_fails(evaluator: type[Slow]) -> None:
-    started = time.monotonic()
-    result = DurableTestKit.of(evaluator).run(SUBJECT)
+def test_a_node_that_exhausts_its_retries_is_failed_with_its_code(
+    retry: RetryPolicy | None,
+    fail: int | list[BaseException],
+    code: str,
+    reason: str,
+    attempts: int,
+) -> None:
+    judges = Judges()
+    run = panel_kit(judges, retry).run(INTERACTION, fail={"tone": fail})
 
-    assert isinstance(result.error, StepTimeoutError)
-    assert "'work' took longer than its timeout of 0.05s" in str(result.error)
-    assert result.steps_run == ("on_evaluation", "work", "work")
+    assert run.record is not None
+    assert run.record.outcome == "failed"
+    assert run.record.passed is None
+    assert run.record.result.error_code == code
+    assert run.record.result.reason == reason
+    assert run.nodes_run == ("relevance", *["tone"] * attempts)
+    assert judges.tone.calls == []  # every attempt failed before the judge was called
+    assert not run.thread_kept
+
+
+def test_a_node_past_its_own_timeout_is_retried_then_failed_as_a_timeout() -> None:
+    attempts: list[int] = []
+
+    async def work(state: Panel, runtime: Runtime[EvaluationContext]) -> dict[str, Any]:
+        attempts.append(runtime.execution_info.node_attempt)
+        await asyncio.sleep(5)
+        return {"score": True}
+
+    evaluator = one_node(
+        work, timeout=0.05, retry_policy=FAST._replace(max_attempts=2), evaluation_timeout=60
+    )
+    started = time.monotonic()
+    run = DurableTestKit(evaluator).run(INTERACTION)
+
+    assert run.record is not None
+    assert run.record.result.error_code == "timeout"
+    assert "Node 'work' exceeded its run timeout of 0.050s" in (run.record.result.reason or "")
+    assert attempts == [1, 2]
+    assert time.monotonic() - started < 2  # the node's timeout, not the evaluation's
+
+
+# --- the evaluation timeout -----------------------------------------------------------------
+
+
+def test_the_evaluation_timeout_cuts_a_node_short_and_deletes_the_thread() -> None:
+    attempts: list[int] = []
+
+    async def work(state: Panel) -> dict[str, Any]:
+        attempts.append(1)
+        await asyncio.sleep(5)
+        return {"score": True}
+
+    started = time.monotonic()
+    run = DurableTestKit(
+        one_node(work, retry_policy=RetryPolicy(retry_on=Exception), evaluation_timeout=0.2)
+    ).run(INTERACTION)
+
+    assert run.record is not None
+    assert run.record.result.error_code == "timeout"
+    assert "took longer than its timeout of 0.2s" in (run.record.result.reason or "")
+    assert attempts == [1]  # cut short, not retried
+    assert not run.thread_kept
     assert time.monotonic() - started < 2
 
 
-def test_a_step_slow_only_once_succeeds_on_retry() -> None:
-    evaluator = slow_class(
-        settings_=FAST.with_default_step_timeout(0.05).with_max_step_retries(1), slow_attempts=1
-    )
-    result = DurableTestKit.of(evaluator).run(SUBJECT)
+async def test_an_evaluation_already_past_its_timeout_runs_no_node() -> None:
+    judges = Judges()
+    evaluator = quality_panel(judges)
+    evaluator = DurableEvaluator(evaluator.builder, evaluation_timeout=timedelta(minutes=5))
+    engine = make_engine(evaluator, InMemorySaver(), InMemoryLedger().seed(INTERACTION))
 
-    assert result.is_complete
-    assert [a.split("/")[-2] for a in evaluator.attempts] == ["attempt-1", "attempt-2"]
-
-
-async def test_the_evaluation_timeout_cuts_a_step_short_and_is_not_retried() -> None:
-    evaluator = slow_class(
-        settings_=FAST.with_evaluation_timeout(0.2)
-        .with_default_step_timeout(60)
-        .with_max_step_retries(3)
-    )
-    saver = InMemorySaver()
-    engine = make_engine(evaluator, saver, seeded())
-    unit = make_unit("e-slow", evaluator_id="slow")
-
-    with pytest.raises(EvaluationTimeoutError, match=r"timeout of 0\.2s") as raised:
-        await engine.run(unit)
-
-    assert raised.value.code == "timeout"
-    assert len(evaluator.attempts) == 1
-    assert await saver.aget_tuple(thread(unit)) is None
-
-
-async def test_an_evaluation_past_its_timeout_runs_no_step() -> None:
-    judges = Judges(settings=FAST.with_evaluation_timeout(timedelta(minutes=5)))
-    engine = make_engine(lambda: QualityPanel(judges), InMemorySaver(), seeded())
-
-    with pytest.raises(EvaluationTimeoutError):
+    with pytest.raises(EvaluationTimeoutError, match=r"timeout of 300s") as raised:
         await engine.run(panel_unit(enqueued_at=time.time() - 301))
-    assert judges.relevance.calls == []
+    assert raised.value.code == "timeout"
     assert judges.scopes == []
 
 
 # --- restarts ---------------------------------------------------------------------------
 
 
-def test_completed_steps_are_not_run_again_after_a_restart() -> None:
+@pytest.mark.parametrize(
+    ("restart_after", "restarts"), [(["relevance"], 1), (True, 2)], ids=["after-one", "after-all"]
+)
+def test_completed_nodes_do_not_run_again_after_a_restart(
+    restart_after: list[str] | bool, restarts: int
+) -> None:
     judges = Judges()
-    result = panel_kit(judges).run(SUBJECT, restart_between=["relevance"])
+    run = panel_kit(judges).run(INTERACTION, restart_after=restart_after)
 
-    assert result.is_complete
-    assert result.restarts == 1
-    assert result.steps_run == ("on_evaluation", "relevance", "tone", "combine")
-    assert len(judges.relevance.calls) == 1
-    assert len(judges.tone.calls) == 1
+    assert run.record is not None
+    assert run.record.passed is True
+    assert run.restarts == restarts
+    assert run.nodes_run == ("relevance", "tone", "combine")
+    assert (len(judges.relevance.calls), len(judges.tone.calls)) == (1, 1)
 
 
-def test_a_restart_after_every_step_still_runs_each_step_once() -> None:
+def test_a_node_after_a_redeploy_reads_the_new_configuration() -> None:
     judges = Judges()
-    result = panel_kit(judges).run(SUBJECT, restart_between=True)
-
-    assert result.is_complete
-    assert result.restarts == 4
-    assert result.steps_run == ("on_evaluation", "relevance", "tone", "combine")
-    assert len(judges.relevance.calls) == 1
-    assert len(judges.tone.calls) == 1
-
-
-def test_a_step_after_a_redeploy_reads_the_new_configuration() -> None:
-    judges = Judges()
-    result = (
-        panel_kit(judges)
-        .with_config({"pass_threshold": 0.5})
-        .run(SUBJECT, restart_between=["tone"], config_after_restart={"pass_threshold": 0.95})
+    run = panel_kit(judges).run(
+        INTERACTION,
+        restart_after=["relevance"],
+        config_after_restart={**PANEL_CONFIG, "tone": "formal", "pass_threshold": 0.95},
     )
 
-    assert judges.thresholds == [0.95]
-    assert result.is_complete
-    assert not result.evaluation.passed
+    assert run.restarts == 1
+    assert "Judge tone (formal)" in judges.tone.calls[0].messages[0].text
+    assert run.record is not None
+    assert (run.record.result.score, run.record.pass_threshold) == (0.8, 0.95)
+    assert run.record.passed is False
 
 
-async def test_a_process_stopped_mid_step_resumes_from_the_last_completed_step(
+async def test_a_process_stopped_mid_node_resumes_from_the_last_completed_node(
     tmp_path: Path,
 ) -> None:
-    ledger = seeded()
+    ledger = InMemoryLedger().seed(INTERACTION)
     judges = Judges(crash_in_tone=[ProcessStopped()])
     unit = panel_unit()
     path = str(tmp_path / "steps.db")
     async with AsyncSqliteSaver.from_conn_string(path) as saver:
         with pytest.raises(ProcessStopped):
-            await make_engine(lambda: QualityPanel(judges), saver, ledger).run(unit)
-    # A new process: a new connection to the same file, a new engine.
+            await make_engine(quality_panel(judges), saver, ledger).run(unit)
+    # A new process: a new connection to the same file, a newly compiled graph.
     async with AsyncSqliteSaver.from_conn_string(path) as saver:
-        finished = await make_engine(lambda: QualityPanel(judges), saver, ledger).run(unit)
+        finished = await make_engine(quality_panel(judges), saver, ledger).run(unit)
         assert await saver.aget_tuple(thread(unit)) is None
 
-    assert isinstance(finished, Finished)
-    assert isinstance(finished.outcome, Verdict)
+    assert isinstance(finished, EvaluationRecord)
+    # The relevance verdict came back from the SQLite checkpoint, as a JudgeVerdict.
+    assert (finished.result.score, finished.result.comment) == (0.8, "on topic; polite")
     assert len(judges.relevance.calls) == 1  # completed before the stop: not run again
     assert len(judges.tone.calls) == 1  # stopped before its judge call: run once, after
 
 
-async def test_the_final_record_write_is_idempotent() -> None:
+async def test_a_lost_acknowledgement_of_the_record_write_keeps_the_thread_and_records_once() -> (
+    None
+):
     class LostAcknowledgement(InMemoryLedger):
         """Stores the first record, then fails as if the reply to the write was lost."""
 
-        writes: ClassVar[list[bool]] = []
+        def __init__(self) -> None:
+            super().__init__()
+            self.writes: list[bool] = []
 
         def record_evaluation(self, record: EvaluationRecord) -> bool:
             stored = super().record_evaluation(record)
@@ -552,103 +504,116 @@ async def test_the_final_record_write_is_idempotent() -> None:
                 raise ConnectionError("connection reset after the write")
             return stored
 
-    ledger = LostAcknowledgement().seed(make_interaction("i-1"))
+    ledger = LostAcknowledgement().seed(INTERACTION)
     judges = Judges()
+    saver = InMemorySaver()
+    engine = make_engine(quality_panel(judges), saver, ledger)
 
-    finished = await make_engine(lambda: QualityPanel(judges), InMemorySaver(), ledger).run(
-        panel_unit()
-    )
+    with pytest.raises(CheckpointKept, match="connection reset"):
+        await engine.run(panel_unit())
+    assert await saver.aget_tuple(thread(panel_unit())) is not None  # run again, not lost
+    finished = await engine.run(panel_unit())
 
-    assert isinstance(finished, Finished)
-    assert ledger.writes == [True, False]  # the finish node ran twice ...
-    assert len(ledger.get_evaluations("i-1")) == 1  # ... and left one record
-    assert len(judges.tone.calls) == 1
+    assert isinstance(finished, EvaluationRecord)
+    assert ledger.writes == [True]  # the second run found the record: no write, no node
+    assert len(ledger.get_evaluations("i-1")) == 1
+    assert (len(judges.relevance.calls), len(judges.tone.calls)) == (1, 1)
+    assert await saver.aget_tuple(thread(panel_unit())) is None
 
 
 # --- waiting for a person ---------------------------------------------------------------
 
 
-class Review(DurableEvaluator[dict[str, str]]):
-    """Asks a reviewer (from an async and a sync step), then records the answers."""
+class Answers(TypedDict, total=False):
+    """The review's state: the first answer, then the score."""
 
-    id = "review"
-    stops: ClassVar[list[BaseException]] = []
+    first: str
+    score: Score
 
-    def settings(self) -> Settings:
-        return FAST.with_evaluation_timeout(3600)
 
-    def on_evaluation(self, ctx: EvaluationContext) -> Any:
-        return self.effects().transition_to(self.ask)
+def review(stops: list[BaseException] | None = None) -> DurableEvaluator:
+    """Asks a reviewer (from an async and a sync node), then scores the two answers; a stop
+    from ``stops`` is raised in the node between the questions."""
 
-    async def ask(self) -> Any:
-        answer = interrupt({"question": "Is the reply correct?"})
-        return self.effects().update_state({"first": answer}).transition_to(self.between)
+    async def ask(state: Answers) -> dict[str, Any]:
+        return {"first": interrupt({"question": "Is the reply correct?"})}
 
-    def between(self) -> Any:
-        if Review.stops:
-            raise Review.stops.pop()
-        return self.effects().transition_to(self.ask_again)
+    def between(state: Answers) -> dict[str, Any]:
+        if stops:
+            raise stops.pop()
+        return {}
 
-    def ask_again(self) -> Any:
+    def ask_again(state: Answers) -> dict[str, Any]:
         answer = interrupt({"question": "Sure?"})
-        state = self.current_state() or {}
         passed = state["first"] == "yes" and answer == "yes"
-        return self.effects().complete(Evaluation.of(passed, f"{state['first']}, {answer}"))
+        return {"score": Score(passed, f"{state['first']}, {answer}")}
+
+    builder = StateGraph(Answers)
+    builder.add_node("ask", ask)
+    builder.add_node("between", between)
+    builder.add_node("ask_again", ask_again)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "between")
+    builder.add_edge("between", "ask_again")
+    builder.add_edge("ask_again", END)
+    return DurableEvaluator(builder, evaluation_timeout=3600)
 
 
-def test_a_paused_evaluation_continues_when_resumed() -> None:
-    result = DurableTestKit.of(Review).run(SUBJECT)
+def test_a_waiting_evaluation_continues_when_resumed() -> None:
+    kit = DurableTestKit(review(), evaluator_id="review")
+    first = kit.run(INTERACTION)
 
-    assert result.is_paused
-    assert result.pause_payload == {"question": "Is the reply correct?"}
-    with pytest.raises(AssertionError, match="paused"):
-        _ = result.evaluation
-    second = result.resume("yes")
-    assert second.is_paused
-    assert second.pause_payload == {"question": "Sure?"}
+    assert first.waiting
+    assert first.question == {"question": "Is the reply correct?"}
+    assert first.thread_kept
+    second = first.resume("yes")
+    assert (second.waiting, second.question) == (True, {"question": "Sure?"})
     done = second.resume("yes")
-    assert done.is_complete
-    assert done.evaluation.explanation == "yes, yes"
-    assert done.steps_run == ("on_evaluation", "ask", "ask", "between", "ask_again", "ask_again")
-    with pytest.raises(ValueError, match="paused"):
+    assert done.record is not None
+    assert (done.record.passed, done.record.result.comment) == (True, "yes, yes")
+    assert done.nodes_run == ("ask", "ask", "between", "ask_again", "ask_again")
+    assert not done.thread_kept
+    with pytest.raises(ValueError, match="only an evaluation waiting"):
         done.resume("again")
-
-
-def test_run_can_answer_the_pauses() -> None:
-    result = DurableTestKit.of(Review).run(SUBJECT, resume=["yes", "no"])
-    assert result.is_complete
-    assert not result.evaluation.passed
+    # The answers can also be given up front.
+    answered = kit.run(INTERACTION, resume=["yes", "no"]).record
+    assert answered is not None
+    assert (answered.passed, answered.result.comment) == (False, "yes, no")
 
 
 async def test_the_engine_pauses_with_a_deadline_and_a_stale_answer_is_not_reused() -> None:
     saver = InMemorySaver()
-    ledger = seeded()
-    engine = make_engine(Review, saver, ledger)
+    ledger = InMemoryLedger().seed(INTERACTION)
+    stops: list[BaseException] = []
     unit = make_unit("e-review", evaluator_id="review")
 
-    paused = await engine.run(unit)
+    paused = await make_engine(review(stops), saver, ledger).run(unit)
     assert isinstance(paused, Paused)
     assert paused.deadline == pytest.approx(unit.enqueued_at + 3600)
 
-    # Resumed, then the process stops in the next step; the unit still carries the answer.
+    # Resumed, then the process stops in the next node; the unit still carries the answer.
     resumed = unit.model_copy(update={"resumed": True, "resume_value": "yes"})
-    Review.stops.append(ProcessStopped())
+    stops.append(ProcessStopped())
     with pytest.raises(ProcessStopped):
-        await engine.run(resumed)
-    again = await make_engine(Review, saver, ledger).run(resumed)
+        await make_engine(review(stops), saver, ledger).run(resumed)
+    again = await make_engine(review(stops), saver, ledger).run(resumed)
     assert again == Paused({"question": "Sure?"}, paused.deadline)  # not answered by "yes"
 
-    done = await engine.run(unit.model_copy(update={"resumed": True, "resume_value": "yes"}))
-    assert isinstance(done, Finished)
-    assert isinstance(done.outcome, Verdict)
-    assert done.outcome.evaluation.passed
+    done = await make_engine(review(stops), saver, ledger).run(
+        unit.model_copy(update={"resumed": True, "resume_value": "yes"})
+    )
+    assert isinstance(done, EvaluationRecord)
+    assert done.result.score is True
     assert await saver.aget_tuple(thread(unit)) is None
 
 
-async def test_a_unit_back_still_waiting_has_timed_out(sqlite_saver: AsyncSqliteSaver) -> None:
-    engine = make_engine(Review, sqlite_saver, seeded())
+async def test_a_unit_back_still_waiting_has_timed_out_and_its_thread_is_deleted(
+    sqlite_saver: AsyncSqliteSaver,
+) -> None:
+    engine = make_engine(review(), sqlite_saver, InMemoryLedger().seed(INTERACTION))
     unit = make_unit("e-review", evaluator_id="review")
     assert isinstance(await engine.run(unit), Paused)
+    assert await sqlite_saver.aget_tuple(thread(unit)) is not None
 
     with pytest.raises(EvaluationTimeoutError, match="deadline while waiting") as raised:
         await engine.run(unit.model_copy(update={"waiting": True}))
@@ -656,117 +621,58 @@ async def test_a_unit_back_still_waiting_has_timed_out(sqlite_saver: AsyncSqlite
     assert await sqlite_saver.aget_tuple(thread(unit)) is None
 
 
-async def test_a_step_gone_after_a_redeploy_is_a_usage_error() -> None:
-    saver = InMemorySaver()
-    ledger = seeded()
-    unit = make_unit("e-review", evaluator_id="review")
-    assert isinstance(await make_engine(Review, saver, ledger).run(unit), Paused)
-
-    redeployed = type("Redeployed", (Review,), {"ask": None})
-    with pytest.raises(EvaluatorUsageError, match="'ask' is not a step method of Redeployed"):
-        await make_engine(redeployed, saver, ledger).run(unit)
-    assert await saver.aget_tuple(thread(unit)) is None
+# --- the evaluator's and the kit's arguments ---------------------------------------------------
 
 
-# --- misuse -----------------------------------------------------------------------------
-
-
-def not_a_method() -> Any:
-    return None
-
-
-class Misuse(DurableEvaluator[None]):
-    """Goes wrong in the way ``mistake`` names, in its first step."""
-
-    id = "misuse"
-    mistake: ClassVar[str] = ""
-
-    def settings(self) -> Settings:
-        return FAST.with_max_step_retries(3)  # usage errors are not retried
-
-    def on_evaluation(self, ctx: EvaluationContext) -> Any:
-        return self.effects().transition_to(self.first)
-
-    def first(self) -> Any:
-        effects = self.effects()
-        done = effects.complete(Evaluation.passed("done"))
-        mistakes: dict[str, Callable[[], Any]] = {
-            "finished-transition": lambda: done.transition_to(self.second),
-            "not-a-method": lambda: effects.transition_to(not_a_method),
-            "base-method": lambda: effects.transition_to(self.on_evaluation),
-            "none": lambda: None,
-            "wrong-type": lambda: Evaluation.passed("not an effect"),
-            "missing-input": lambda: effects.transition_to(self.takes_input),
-            "unexpected-input": lambda: effects.transition_to(self.second).with_input(1),
-            "bad-state": lambda: effects.update_state(object()).complete(  # type: ignore[arg-type]
-                Evaluation.passed("x")
-            ),
-        }
-        return mistakes[type(self).mistake]()
-
-    def second(self) -> Any:
-        return self.effects().complete(Evaluation.passed("second"))
-
-    def takes_input(self, value: int) -> Any:
-        return self.effects().complete(Evaluation.passed(str(value)))
+def test_the_evaluation_timeout_is_seconds_or_a_timedelta() -> None:
+    builder = review().builder
+    assert DurableEvaluator(builder).evaluation_timeout is None
+    assert DurableEvaluator(
+        builder, evaluation_timeout=timedelta(minutes=5)
+    ).evaluation_timeout == (300.0)
+    assert DurableEvaluator(builder, evaluation_timeout=2).evaluation_timeout == 2.0
 
 
 @pytest.mark.parametrize(
-    ("mistake", "message"),
+    ("build", "error", "message"),
     [
-        ("finished-transition", "already finished, and a finished evaluation cannot transition"),
-        ("not-a-method", r"\(first\): transition_to takes a step method of this evaluator"),
-        ("base-method", "'on_evaluation' is not a step method"),
-        ("none", r"Misuse\.first returned None"),
-        ("wrong-type", r"Misuse\.first returned Evaluation\(.*not an effect"),
-        ("missing-input", "step 'takes_input' takes an input"),
-        ("unexpected-input", "step 'second' takes no parameter"),
-        ("bad-state", r"Misuse\.first: the state .* cannot be stored as JSON"),
+        (lambda b: DurableEvaluator(b.compile()), EvaluatorUsageError, "not compiled"),
+        (lambda b: DurableEvaluator(b, evaluation_timeout=0), EvaluatorUsageError, "positive"),
+        (
+            lambda b: DurableEvaluator(b, evaluation_timeout=float("inf")),
+            EvaluatorUsageError,
+            "positive",
+        ),
+        (
+            lambda b: DurableEvaluator(b, evaluation_timeout=True),
+            EvaluatorUsageError,
+            "seconds or a timedelta",
+        ),
+        (lambda b: DurableTestKit(b), TypeError, "must be a DurableEvaluator"),
+        (
+            lambda b: DurableTestKit(DurableEvaluator(b)).run(INTERACTION, fail={"ask": -1}),
+            ValueError,
+            "count of at least 0 or a list of exceptions",
+        ),
+        (
+            lambda b: DurableTestKit(DurableEvaluator(b)).run(INTERACTION, restart_after="ask"),
+            TypeError,
+            r"node names, e\.g\. \['ask'\]",
+        ),
+        (
+            lambda b: DurableTestKit(DurableEvaluator(b)).run(INTERACTION, config_after_restart={}),
+            ValueError,
+            "needs restart_after",
+        ),
+        (
+            lambda b: DurableTestKit(DurableEvaluator(b)).run(INTERACTION, resume="yes"),
+            TypeError,
+            "one per interrupt",
+        ),
     ],
 )
-def test_misuse_is_a_clear_usage_error_naming_the_step(mistake: str, message: str) -> None:
-    evaluator = type("Misuse", (Misuse,), {"mistake": mistake})
-    result = DurableTestKit.of(evaluator).run(SUBJECT)
-
-    assert isinstance(result.error, EvaluatorUsageError)
-    with pytest.raises(AssertionError):
-        _ = result.evaluation
-    assert re.search(message, str(result.error)), str(result.error)
-    assert result.steps_run == ("on_evaluation", "first")  # not retried
-
-
-def test_step_accessors_need_a_running_step() -> None:
-    with pytest.raises(EvaluatorUsageError, match="only inside on_evaluation or a step"):
-        QualityPanel(Judges()).current_state()
-
-
-# --- settings ---------------------------------------------------------------------------
-
-
-def test_settings_default_to_no_timeouts_and_no_retries() -> None:
-    defaults = Settings.defaults()
-    assert (defaults.evaluation_timeout, defaults.default_step_timeout) == (None, None)
-    assert defaults.max_step_retries == 0
-    configured = (
-        defaults.with_evaluation_timeout(timedelta(minutes=5))
-        .with_default_step_timeout(timedelta(seconds=30))
-        .with_max_step_retries(2)
-    )
-    assert configured == Settings(300.0, 30.0, 2)
-
-
-@pytest.mark.parametrize(
-    ("build", "message"),
-    [
-        (lambda: Settings.defaults().with_evaluation_timeout(0), "evaluation_timeout must be"),
-        (lambda: Settings.defaults().with_default_step_timeout(-1), "default_step_timeout"),
-        (lambda: Settings.defaults().with_default_step_timeout(True), "number of seconds"),
-        (lambda: Settings.defaults().with_max_step_retries(-1), "max_step_retries"),
-        (lambda: Settings.defaults().with_max_step_retries(1.5), "max_step_retries"),
-        (lambda: Settings.defaults().with_step_retry_interval(-1), "step_retry_interval"),
-        (lambda: step(timeout=float("inf")), "timeout must be positive and finite"),
-    ],
-)
-def test_bad_settings_are_rejected(build: Callable[[], Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        build()
+def test_wrong_arguments_are_rejected_with_a_clear_message(
+    build: Callable[[Any], Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        build(review().builder)

@@ -18,8 +18,6 @@ from pathlib import Path
 import pytest
 from _factories import make_evaluation, make_interaction, make_unit
 
-from langchain_evals_port.runtime import Ledger
-
 ROOT = Path(__file__).resolve().parents[2]
 
 # A worker process: waits for "go" on stdin, claims and completes units until none is left
@@ -28,7 +26,7 @@ WORKER = """
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from _factories import make_evaluation
-from langchain_evals_port.runtime._postgres import PostgresLedger
+from langchain_evals_port.runtime import PostgresLedger
 
 ledger = PostgresLedger(sys.argv[1], pool_size=2)
 print("ready", flush=True)
@@ -46,7 +44,7 @@ print(json.dumps(claimed), flush=True)
 
 @pytest.fixture
 def ledger(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     yield ledger
@@ -148,7 +146,7 @@ def test_a_claimer_holding_its_transaction_open_does_not_block_another(postgres_
 
 
 def test_a_reopened_database_holds_everything(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     first = PostgresLedger(postgres_dsn)
     first.record_interaction(make_interaction("i-1"), [make_unit("e-1"), make_unit("e-2")])
@@ -166,32 +164,19 @@ def test_a_reopened_database_holds_everything(postgres_dsn):
     second.close()
 
 
-def test_ledgers_opened_at_once_create_the_tables_once(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import SCHEMA_VERSION, PostgresLedger
-
-    with ThreadPoolExecutor(4) as pool:
-        ledgers = list(pool.map(lambda _: PostgresLedger(postgres_dsn, pool_size=1), range(4)))
-    for ledger in ledgers:
-        assert isinstance(ledger, Ledger)
-        ledger.close()
-    assert count(postgres_dsn, "SELECT count(*) FROM ledger_schema") == 1
-    assert count(postgres_dsn, "SELECT max(version) FROM ledger_schema") == SCHEMA_VERSION
-
-
 async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
     postgres_database_dsn,
 ):
     # Six sessions at once, as six worker processes starting durable evaluations would.
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-    from langchain_evals_port.runtime._checkpoint import open_checkpointer
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_database_dsn)
     try:
         async with AsyncExitStack() as stack:
             savers = await asyncio.gather(
-                *(stack.enter_async_context(open_checkpointer(ledger)) for _ in range(6))
+                *(stack.enter_async_context(ledger.open_checkpointer()) for _ in range(6))
             )
             assert len({id(saver) for saver in savers}) == 6
             config = {"configurable": {"thread_id": "t-1", "checkpoint_ns": ""}}
@@ -205,23 +190,10 @@ async def test_checkpointers_opened_at_once_on_a_new_database_set_it_up_once(
     )
 
 
-def test_a_database_from_a_newer_version_is_refused(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import SCHEMA_VERSION, PostgresLedger
-
-    PostgresLedger(postgres_dsn).close()
-    import psycopg
-
-    with psycopg.connect(postgres_dsn) as db:
-        db.execute("UPDATE ledger_schema SET version = %s", (SCHEMA_VERSION + 1,))
-
-    with pytest.raises(ValueError, match="schema version"):
-        PostgresLedger(postgres_dsn)
-
-
 def test_a_closed_ledger_is_unusable(postgres_dsn):
     from psycopg_pool import PoolClosed
 
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     ledger.close()
@@ -231,7 +203,7 @@ def test_a_closed_ledger_is_unusable(postgres_dsn):
 
 
 def test_repr_hides_the_password(postgres_dsn):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     ledger = PostgresLedger(postgres_dsn)
     try:
@@ -258,7 +230,7 @@ def free_port() -> int:
     ],
 )
 def test_an_unreachable_server_is_named_without_the_password(template):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     port = free_port()
     with pytest.raises(ConnectionError) as raised:
@@ -276,7 +248,7 @@ def test_an_unreachable_server_is_named_without_the_password(template):
 
 
 def test_a_malformed_dsn_is_named():
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     with pytest.raises(ValueError, match="not a valid connection string") as raised:
         PostgresLedger("host=127.0.0.1 password=hunter2 colour")
@@ -297,14 +269,14 @@ def test_a_malformed_dsn_is_named():
     ],
 )
 def test_redact_dsn(dsn, shown):
-    from langchain_evals_port.runtime._postgres import redact_dsn
+    from langchain_evals_port.runtime.ledger._postgres import redact_dsn
 
     assert redact_dsn(dsn) == shown
 
 
 @pytest.mark.parametrize("pool_size", [0, -1, True, 2.5])
 def test_a_bad_pool_size_is_refused(pool_size):
-    from langchain_evals_port.runtime._postgres import PostgresLedger
+    from langchain_evals_port.runtime import PostgresLedger
 
     with pytest.raises(ValueError, match="pool_size"):
         PostgresLedger("postgresql://127.0.0.1:1/x", pool_size=pool_size)
@@ -338,11 +310,13 @@ def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
     )
 
 
-def test_importing_the_package_does_not_import_psycopg():
+def test_importing_the_package_imports_neither_psycopg_nor_pytest():
+    # Both are optional: psycopg until a PostgresLedger is created, pytest until the ledger
+    # contract suite (langchain_evals_port.runtime.ledger.contract) runs.
     code = (
         "import sys, langchain_evals_port, langchain_evals_port.runtime, "
-        "langchain_evals_port.runtime._postgres; "
-        "print(sorted(m for m in sys.modules if m.startswith('psycopg')))"
+        "langchain_evals_port.runtime.ledger._postgres; "
+        "print(sorted(m for m in sys.modules if m.startswith(('psycopg', 'pytest', '_pytest'))))"
     )
     run = subprocess.run(
         [sys.executable, "-c", code],

@@ -1,37 +1,43 @@
-"""The runtime end to end: bound agents, background evaluations, outcomes, retries, guards."""
+"""The runtime end to end: bound agents, background evaluations, outcomes, retries, guards,
+and the registry of evaluators it runs."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from _agents import Gate, ReplyLength, chat_agent, echo_agent, scripted_agent
+from _agents import Gate, chat_agent, echo_agent, reply_length, scripted_agent
 from langchain_core.messages import HumanMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langchain_evals_port import EvaluatorResult, ExactMatch, Score, evaluator
+from langchain_evals_port.core import EvalRequest, Evaluator
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.runtime import (
     ConfigurationError,
-    Evaluation,
-    EvaluationContext,
+    EvaluationRecord,
     EvaluationRuntime,
-    Failed,
-    Inconclusive,
+    EvaluatorConfig,
     InMemoryLedger,
     InteractionNotFoundError,
-    OnlineEvaluator,
+    InteractionRecord,
+    Registration,
     SqliteLedger,
-    Verdict,
+    Subject,
     redact_text,
     sampled,
 )
 from langchain_evals_port.runtime.testkit import runtime_testkit
 from langchain_evals_port.testing import ScriptedChatModel, ScriptedProviderError
+from langchain_evals_port.trajectory import GraphTrajectoryMatch
 
 SUPPORT = {"evaluation": {"evaluators": {"reply-length": {"agents": {"support-agent": {}}}}}}
+REPLY_LENGTH = {"reply-length": reply_length}
 
 
 def bind_all(evaluator_id: str, **binding: Any) -> dict[str, Any]:
@@ -39,13 +45,25 @@ def bind_all(evaluator_id: str, **binding: Any) -> dict[str, Any]:
     return {"evaluation": {"evaluators": {evaluator_id: {"agents": {"support-agent": binding}}}}}
 
 
+def evaluate_once(evaluator_id: str, target: Any, question: str = "hi", **options: Any) -> Any:
+    """The one record of ``target`` (bound to support-agent as ``evaluator_id``) on the echo
+    agent's answer to ``question``."""
+    evaluators = {evaluator_id: target}
+    with runtime_testkit(bind_all(evaluator_id), evaluators, **options) as runtime:
+        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed(question)
+        [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
+    return record
+
+
 @pytest.fixture(params=["memory", "sqlite"])
 def ledger_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def test_a_bound_graph_is_evaluated_in_the_background(ledger_kind: str) -> None:
-    with runtime_testkit(SUPPORT, [ReplyLength], ledger=ledger_kind) as runtime:
+def test_a_bound_graph_is_evaluated_in_the_background_by_a_plain_function(
+    ledger_kind: str,
+) -> None:
+    with runtime_testkit(SUPPORT, REPLY_LENGTH, ledger=ledger_kind) as runtime:
         agent = runtime.bind(
             scripted_agent("Your parcel left on Monday."), agent_id="support-agent"
         )
@@ -53,10 +71,15 @@ def test_a_bound_graph_is_evaluated_in_the_background(ledger_kind: str) -> None:
         assert reply.output["messages"][-1].content == "Your parcel left on Monday."
 
         [record] = runtime.wait_for_evaluations(reply.interaction_id)
-        assert isinstance(record.outcome, Verdict)
-        assert record.evaluation == Evaluation.passed(
-            "reply of 27 characters, minimum 1"
-        ).with_score(27.0).with_attribute("length", 27)
+        assert record.outcome == "verdict"
+        assert record.passed is True
+        # The core result the @evaluator function gave, with the runtime's verdict added.
+        assert record.result == EvaluatorResult(
+            key="reply_length",
+            score=True,
+            comment="reply of 27 characters, minimum 1",
+            metadata={"length": 27, "passed": True},
+        )
         assert (record.evaluator_id, record.agent_id, record.trigger) == (
             "reply-length",
             "support-agent",
@@ -64,12 +87,50 @@ def test_a_bound_graph_is_evaluated_in_the_background(ledger_kind: str) -> None:
         )
         assert record.interaction_id == reply.interaction_id
         assert record.attempts == 1
+        assert runtime.ledger.get_evaluation(record.evaluation_id) == record
         interaction = runtime.ledger.get_interaction(reply.interaction_id)
         assert interaction.input_text == "Where is my parcel?"
 
 
+def test_a_function_evaluator_asks_for_the_runtime_variables_by_name() -> None:
+    seen: dict[str, Any] = {}
+
+    @evaluator
+    def inspects(
+        inputs: str,
+        outputs: str,
+        interaction: InteractionRecord,
+        config: EvaluatorConfig,
+        subject: Subject,
+        evaluation_id: str,
+    ) -> bool:
+        seen.update(
+            inputs=inputs,
+            outputs=outputs,
+            interaction=interaction,
+            config=config,
+            subject=subject,
+            evaluation_id=evaluation_id,
+        )
+        return True
+
+    config = bind_all("inspects", min_length=5)
+    with runtime_testkit(config, {"inspects": inspects}) as runtime:
+        agent = runtime.bind(echo_agent(), agent_id="support-agent")
+        reply = agent.invoke_detailed("Where is A-17?", {"configurable": {"flow_id": "flow-9"}})
+        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+        stored = runtime.ledger.get_interaction(reply.interaction_id)
+
+    assert (seen["inputs"], seen["outputs"]) == ("Where is A-17?", "You asked: Where is A-17?")
+    assert seen["interaction"] == stored
+    assert isinstance(seen["config"], EvaluatorConfig)
+    assert seen["config"].get_int("min_length") == 5
+    assert seen["subject"] == Subject.interaction(reply.interaction_id, "support-agent", "flow-9")
+    assert seen["evaluation_id"] == record.evaluation_id
+
+
 def test_an_agent_without_a_binding_is_recorded_but_not_evaluated() -> None:
-    with runtime_testkit(SUPPORT, [ReplyLength]) as runtime:
+    with runtime_testkit(SUPPORT, REPLY_LENGTH) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="billing-agent", roles=["customer-facing"])
         reply = agent.invoke_detailed("refund?")
         assert runtime.wait_for_evaluations(reply.interaction_id) == []
@@ -81,14 +142,12 @@ def test_an_agent_without_a_binding_is_recorded_but_not_evaluated() -> None:
 def test_the_reply_returns_before_a_slow_evaluator_finishes() -> None:
     gate = Gate()
 
-    class Slow(OnlineEvaluator):
-        id = "slow"
+    @evaluator
+    def slow() -> tuple[bool, str]:
+        gate.wait()
+        return True, "done at last"
 
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            gate.wait()
-            return self.effects().complete(Evaluation.passed("done at last"))
-
-    with runtime_testkit(bind_all("slow"), [Slow]) as runtime:
+    with runtime_testkit(bind_all("slow"), {"slow": slow}) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         reply = agent.invoke_detailed("hello")
         assert gate.entered.wait(5), "the evaluation never started"
@@ -98,31 +157,27 @@ def test_the_reply_returns_before_a_slow_evaluator_finishes() -> None:
         assert runtime.ledger.pending_work(reply.interaction_id) == 1
         gate.opened.set()
         [record] = runtime.wait_for_evaluations(reply.interaction_id)
-        assert record.evaluation is not None
-        assert record.evaluation.explanation == "done at last"
+        assert record.result.comment == "done at last"
 
 
-class Judgement(OnlineEvaluator):
+@evaluator
+async def judgement(inputs: str) -> Any:
     """A verdict, an inconclusive outcome or an error, chosen by the question asked."""
-
-    id = "judgement"
-
-    async def evaluate(self, ctx: EvaluationContext) -> Any:
-        question = ctx.interaction().input_text
-        if question == "fail the verdict":
-            return self.effects().complete(Evaluation.failed("the agent was rude"))
-        if question == "nothing to judge":
-            return self.effects().inconclusive("not applicable")
-        if question == "crash":
-            raise ValueError("the rubric is missing")
-        return self.effects().complete(Evaluation.passed("fine"))
+    if inputs == "fail the verdict":
+        return False, "the agent was rude"
+    if inputs == "nothing to judge":
+        return Score.unscored("not applicable")
+    if inputs == "crash":
+        raise ValueError("the rubric is missing")
+    return True, "fine"
 
 
 def test_verdicts_inconclusive_and_failed_outcomes_are_recorded_apart(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with runtime_testkit(bind_all("judgement"), [Judgement], ledger="sqlite") as runtime:
-        agent = runtime.bind(echo_agent(), agent_id="support-agent")
+    evaluators = {"judgement": judgement}
+    with runtime_testkit(bind_all("judgement"), evaluators, ledger="sqlite") as runtime:
+        agent = runtime.bind(RunnableLambda(lambda question: "ok"), agent_id="support-agent")
         ids = {
             question: agent.invoke_detailed(question).interaction_id
             for question in ("all good", "fail the verdict", "nothing to judge", "crash")
@@ -130,94 +185,104 @@ def test_verdicts_inconclusive_and_failed_outcomes_are_recorded_apart(
         with caplog.at_level(logging.WARNING, logger="langchain_evals_port.runtime"):
             records = {q: runtime.wait_for_evaluations(i)[0] for q, i in ids.items()}
 
-    assert records["all good"].evaluation == Evaluation.passed("fine")
+    good = records["all good"]
+    assert (good.outcome, good.passed, good.result.comment) == ("verdict", True, "fine")
     failing = records["fail the verdict"]
-    # A failing verdict is a verdict, not a Failed outcome.
-    assert isinstance(failing.outcome, Verdict)
+    # A failing verdict is a verdict, not a failed outcome.
+    assert failing.outcome == "verdict"
     assert not failing.is_failed
-    assert failing.evaluation is not None
-    assert failing.evaluation.passed is False
-    assert records["nothing to judge"].outcome == Inconclusive(reason="not applicable")
+    assert failing.passed is False
+    assert failing.result.score is False
+    assert failing.result.comment == "the agent was rude"
+    inconclusive = records["nothing to judge"]
+    assert inconclusive.outcome == "inconclusive"
+    assert inconclusive.passed is None
+    assert inconclusive.result.reason == "not applicable"
     crashed = records["crash"]
-    assert isinstance(crashed.outcome, Failed)
-    assert crashed.evaluation is None
-    assert (crashed.outcome.error.type, crashed.outcome.error.message) == (
-        "ValueError",
-        "the rubric is missing",
-    )
+    assert crashed.outcome == "failed"
+    assert crashed.passed is None
+    assert crashed.result.score is None
+    assert crashed.result.error_code == "evaluator_error"
+    assert crashed.result.reason is not None
+    assert "ValueError: the rubric is missing" in crashed.result.reason
     assert "the rubric is missing" in caplog.text
 
 
 def test_an_evaluation_past_its_timeout_is_failed() -> None:
-    class Stuck(OnlineEvaluator):
-        id = "stuck"
+    @evaluator
+    async def stuck() -> bool:
+        await asyncio.sleep(30)
+        return True
 
-        async def evaluate(self, ctx: EvaluationContext) -> Any:
-            await asyncio.sleep(30)
-            return self.effects().complete(Evaluation.passed("never"))
-
-    with runtime_testkit(bind_all("stuck"), [Stuck], evaluation_timeout=0.2) as runtime:
-        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
-        [record] = runtime.wait_for_evaluations(reply.interaction_id)
-    assert isinstance(record.outcome, Failed)
-    assert record.outcome.error.code == "timeout"
-    assert "0.2s" in record.outcome.error.message
+    record = evaluate_once("stuck", stuck, evaluation_timeout=0.2)
+    assert record.outcome == "failed"
+    assert record.result.error_code == "timeout"
+    assert record.result.reason is not None
+    assert "0.2s" in record.result.reason
+    assert record.attempts == 1  # the evaluation's own timeout is not retried as transient
 
 
-class Flaky(OnlineEvaluator):
-    """Raises the errors queued in ``errors`` (one per attempt), then passes."""
+@dataclass
+class Flaky:
+    """An evaluator raising the errors queued in ``errors`` (one per call), then passing."""
 
-    id = "flaky"
-    errors: ClassVar[list[Exception]] = []
-    calls = 0
+    errors: list[Exception] = field(default_factory=list)
+    calls: int = 0
 
-    def evaluate(self, ctx: EvaluationContext) -> Any:
-        type(self).calls += 1
-        if type(self).errors:
-            raise type(self).errors.pop(0)
-        return self.effects().complete(Evaluation.passed("third time lucky"))
+    def evaluator(self) -> Evaluator:
+        @evaluator(feedback_key="flaky")
+        def flaky() -> tuple[bool, str]:
+            self.calls += 1
+            if self.errors:
+                raise self.errors.pop(0)
+            return True, "lucky at last"
 
-
-@pytest.fixture
-def flaky() -> type[Flaky]:
-    Flaky.errors, Flaky.calls = [], 0
-    return Flaky
+        return flaky
 
 
-def test_transient_errors_are_retried_without_using_attempts(flaky: type[Flaky]) -> None:
-    flaky.errors = [
-        ScriptedProviderError.rate_limited(),
-        ScriptedProviderError.server_error(),
-        TimeoutError("read timed out"),
-    ]
-    with runtime_testkit(bind_all("flaky"), [flaky], retry_backoff=0.01) as runtime:
-        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
-        [record] = runtime.wait_for_evaluations(reply.interaction_id)
+def test_transient_errors_are_retried_without_using_attempts() -> None:
+    flaky = Flaky(
+        [
+            ScriptedProviderError.rate_limited(),
+            ScriptedProviderError.server_error(),
+            TimeoutError("read timed out"),
+            ConnectionResetError("the judge's connection was reset"),
+        ]
+    )
+    record = evaluate_once("flaky", flaky.evaluator(), retry_backoff=0.01)
     assert record.is_verdict
+    assert record.result.comment == "lucky at last"
     assert record.attempts == 1
-    assert flaky.calls == 4
+    assert flaky.calls == 5
 
 
-def test_other_errors_use_attempts_then_fail(flaky: type[Flaky]) -> None:
-    flaky.errors = [KeyError("a"), KeyError("b"), KeyError("c")]
-    options = {"retry_backoff": 0.01, "max_attempts": 2}
-    with runtime_testkit(bind_all("flaky"), [flaky], **options) as runtime:
-        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
-        [record] = runtime.wait_for_evaluations(reply.interaction_id)
-    assert isinstance(record.outcome, Failed)
+def test_other_errors_use_attempts_then_fail() -> None:
+    flaky = Flaky([KeyError("a"), KeyError("b"), KeyError("c")])
+    record = evaluate_once("flaky", flaky.evaluator(), retry_backoff=0.01, max_attempts=2)
+    assert record.outcome == "failed"
     assert record.attempts == 2
-    assert record.outcome.error.message == "'b'"
+    assert record.result.error_code == "evaluator_error"
+    assert record.result.reason is not None
+    assert "KeyError: 'b'" in record.result.reason
     assert flaky.calls == 2
 
 
-def test_transient_errors_stop_being_retried_at_the_maximum_age(flaky: type[Flaky]) -> None:
-    flaky.errors = [ScriptedProviderError.rate_limited() for _ in range(100)]
-    options = {"retry_backoff": 0.01, "retry_max_age": 0.3}
-    with runtime_testkit(bind_all("flaky"), [flaky], **options) as runtime:
-        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
-        [record] = runtime.wait_for_evaluations(reply.interaction_id)
-    assert isinstance(record.outcome, Failed)
-    assert record.outcome.error.code == "rate_limited"
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (ScriptedProviderError.rate_limited(), "rate_limited"),
+        (ConnectionRefusedError("the judge is unreachable"), "provider_error"),
+    ],
+    ids=["rate-limited", "connection-error"],
+)
+def test_transient_errors_stop_being_retried_at_the_maximum_age_and_keep_their_code(
+    error: Exception, code: str
+) -> None:
+    flaky = Flaky([error] * 100)
+    record = evaluate_once("flaky", flaky.evaluator(), retry_backoff=0.01, retry_max_age=0.3)
+    assert record.outcome == "failed"
+    assert record.result.error_code == code
+    assert record.attempts == 1
     assert 2 <= flaky.calls < 100
 
 
@@ -232,7 +297,7 @@ def test_sampling_is_deterministic_and_near_the_ratio() -> None:
 
 def test_the_runtime_samples_with_the_binding_ratio() -> None:
     config = bind_all("reply-length", sampling_ratio=0.25)
-    with runtime_testkit(config, [ReplyLength], start=False) as runtime:
+    with runtime_testkit(config, REPLY_LENGTH, start=False) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         ids = [agent.invoke_detailed("q").interaction_id for _ in range(400)]
         queued = [runtime.ledger.pending_work(i) for i in ids]
@@ -241,7 +306,7 @@ def test_the_runtime_samples_with_the_binding_ratio() -> None:
 
 
 def test_a_repeated_trigger_keeps_one_record_and_new_attributes_evaluate_again() -> None:
-    with runtime_testkit(bind_all("reply-length"), [ReplyLength]) as runtime:
+    with runtime_testkit(bind_all("reply-length"), REPLY_LENGTH) as runtime:
         reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
         runtime.wait_for_evaluations(reply.interaction_id)
         first = runtime.evaluate_now("reply-length", reply.interaction_id)
@@ -259,7 +324,7 @@ def test_a_repeated_trigger_keeps_one_record_and_new_attributes_evaluate_again()
 
 
 def test_evaluate_now_errors_name_the_problem() -> None:
-    with runtime_testkit(SUPPORT, [ReplyLength]) as runtime:
+    with runtime_testkit(SUPPORT, REPLY_LENGTH) as runtime:
         with pytest.raises(EvaluatorUsageError, match="no evaluator 'missing'"):
             runtime.evaluate_now("missing", "i-1")
         with pytest.raises(InteractionNotFoundError, match="i-404"):
@@ -277,39 +342,54 @@ def test_evaluator_properties_come_from_the_binding_over_the_entry() -> None:
             }
         }
     }
-    with runtime_testkit(config, [ReplyLength]) as runtime:
-        verdicts = {}
+    with runtime_testkit(config, REPLY_LENGTH) as runtime:
+        records = {}
         for agent_id in ("support-agent", "billing-agent"):
             agent = runtime.bind(echo_agent(), agent_id=agent_id)
             reply = agent.invoke_detailed("a question of some length")
-            [record] = runtime.wait_for_evaluations(reply.interaction_id)
-            verdicts[agent_id] = record.evaluation
-    assert verdicts["support-agent"] is not None
-    assert verdicts["support-agent"].passed
-    assert verdicts["billing-agent"] is not None
-    assert not verdicts["billing-agent"].passed
-    assert "minimum 50" in verdicts["billing-agent"].explanation
+            [records[agent_id]] = runtime.wait_for_evaluations(reply.interaction_id)
+    assert records["support-agent"].passed is True
+    assert records["billing-agent"].passed is False
+    assert records["billing-agent"].result.comment == "reply of 36 characters, minimum 50"
 
 
 def test_a_missing_property_fails_the_evaluation_not_the_startup() -> None:
-    class NeedsRubric(OnlineEvaluator):
-        id = "needs-rubric"
+    @evaluator
+    def needs_rubric(config: EvaluatorConfig) -> tuple[bool, str]:
+        return True, config.get_str("rubric")
 
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            return self.effects().complete(Evaluation.passed(ctx.config.get_str("rubric")))
+    record = evaluate_once("needs-rubric", needs_rubric)
+    assert record.outcome == "failed"
+    assert record.result.error_code == "evaluator_error"
+    assert record.result.reason is not None
+    assert "rubric: not set in the evaluator configuration" in record.result.reason
 
-    with runtime_testkit(bind_all("needs-rubric"), [NeedsRubric]) as runtime:
-        reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
-        [record] = runtime.wait_for_evaluations(reply.interaction_id)
-    assert isinstance(record.outcome, Failed)
-    assert "rubric" in record.outcome.error.message
+
+def test_a_number_without_a_pass_threshold_is_a_failed_evaluation_naming_the_key() -> None:
+    """A function evaluator cannot say at startup that it scores with numbers; the first
+    number it returns without a threshold fails the evaluation rather than guess a verdict."""
+
+    @evaluator
+    def length(outputs: str) -> int:
+        return len(outputs)
+
+    record = evaluate_once("length", length)
+    assert record.outcome == "failed"
+    assert record.result.reason is not None
+    assert "pass_threshold" in record.result.reason
+    # With a threshold the same number is a verdict.
+    held = evaluate_once("length", Registration(length, pass_threshold=5))
+    assert (held.outcome, held.passed, held.result.score, held.pass_threshold) == (
+        "verdict",
+        True,
+        len("You asked: hi"),
+        5.0,
+    )
 
 
 def test_failed_interactions_are_evaluated_only_when_configured() -> None:
     def broken(question: str) -> str:
         raise RuntimeError("the order service is down")
-
-    from langchain_core.runnables import RunnableLambda
 
     config = {
         "evaluation": {
@@ -323,7 +403,7 @@ def test_failed_interactions_are_evaluated_only_when_configured() -> None:
             }
         }
     }
-    with runtime_testkit(config, [ReplyLength]) as runtime:
+    with runtime_testkit(config, REPLY_LENGTH) as runtime:
         outcomes = {}
         for agent_id in ("support-agent", "billing-agent"):
             agent = runtime.bind(RunnableLambda(broken), agent_id=agent_id)
@@ -335,7 +415,8 @@ def test_failed_interactions_are_evaluated_only_when_configured() -> None:
             outcomes[agent_id] = runtime.wait_for_evaluations(interaction.interaction_id)
     assert outcomes["support-agent"] == []
     [record] = outcomes["billing-agent"]
-    assert record.outcome == Inconclusive(reason="interaction failed, nothing to evaluate")
+    assert record.outcome == "inconclusive"
+    assert record.result.reason == "interaction failed, nothing to evaluate"
 
 
 def test_a_judge_agent_called_from_an_evaluation_never_triggers_evaluations() -> None:
@@ -343,16 +424,13 @@ def test_a_judge_agent_called_from_an_evaluation_never_triggers_evaluations() ->
     judge_model = ScriptedChatModel(responder=lambda messages: "PASS")
     holder: dict[str, Any] = {}
 
-    class AsksJudge(OnlineEvaluator):
-        id = "asks-judge"
-
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            answer = holder["judge"].invoke({"messages": [HumanMessage("grade this")]})
-            passed = answer["messages"][-1].content == "PASS"
-            return self.effects().complete(Evaluation.of(passed, "the judge said so"))
+    @evaluator
+    def asks_judge() -> tuple[bool, str]:
+        answer = holder["judge"].invoke({"messages": [HumanMessage("grade this")]})
+        return answer["messages"][-1].content == "PASS", "the judge said so"
 
     config = {"evaluation": {"evaluators": {"asks-judge": {"agent_roles": {"*": {}}}}}}
-    with runtime_testkit(config, [AsksJudge], ledger="sqlite") as runtime:
+    with runtime_testkit(config, {"asks-judge": asks_judge}, ledger="sqlite") as runtime:
         holder["judge"] = runtime.bind(chat_agent(judge_model), agent_id="judge", roles=["judge"])
         agent = runtime.bind(echo_agent(), agent_id="support-agent", roles=["customer-facing"])
         reply = agent.invoke_detailed("hello")
@@ -362,8 +440,7 @@ def test_a_judge_agent_called_from_an_evaluation_never_triggers_evaluations() ->
         judged = runtime.ledger.query_interactions(agent_id="judge").items
         evaluations = runtime.ledger.query_evaluations().items
 
-    assert record.evaluation is not None
-    assert record.evaluation.passed
+    assert record.passed is True
     [judge_interaction] = judged
     assert judge_interaction.evaluation_traffic
     assert judge_interaction.metadata["evaluation_id"] == record.evaluation_id
@@ -374,7 +451,7 @@ def test_redaction_runs_before_anything_is_stored(tmp_path: Path) -> None:
     redact = redact_text(lambda text: text.replace("4111-1111", "****"))
     ledger = SqliteLedger(tmp_path / "evals.db")
     config = bind_all("reply-length")
-    with runtime_testkit(config, [ReplyLength], ledger=ledger, redact=redact) as runtime:
+    with runtime_testkit(config, REPLY_LENGTH, ledger=ledger, redact=redact) as runtime:
         agent = runtime.bind(scripted_agent("Card 4111-1111 is blocked."), agent_id="support-agent")
         reply = agent.invoke_detailed({"messages": [HumanMessage("is 4111-1111 blocked?")]})
         [record] = runtime.wait_for_evaluations(reply.interaction_id)
@@ -384,8 +461,8 @@ def test_redaction_runs_before_anything_is_stored(tmp_path: Path) -> None:
     assert stored.input_text == "is **** blocked?"
     assert stored.final_response_text == "Card **** is blocked."
     assert [m.text for m in stored.transcript] == ["is **** blocked?", "Card **** is blocked."]
-    assert record.evaluation is not None
-    assert "21 characters" in record.evaluation.explanation
+    # The evaluator judged the redacted text.
+    assert record.result.comment == "reply of 21 characters, minimum 1"
     for file in tmp_path.iterdir():
         assert b"4111-1111" not in file.read_bytes(), file.name
 
@@ -394,7 +471,7 @@ def test_bad_configuration_fails_at_startup_with_the_key_path() -> None:
     with pytest.raises(ConfigurationError, match=r"evaluation\.evaluators\.unknown-evaluator"):
         EvaluationRuntime(
             bind_all("unknown-evaluator"),
-            evaluators=[ReplyLength],
+            evaluators=REPLY_LENGTH,
             start=False,
             ledger=InMemoryLedger(),
         )
@@ -403,63 +480,160 @@ def test_bad_configuration_fails_at_startup_with_the_key_path() -> None:
     ):
         EvaluationRuntime(
             {"evaluation": {"evaluators": {"reply-length": {"sampling_ratio": 0.5}}}},
-            evaluators=[ReplyLength],
+            evaluators=REPLY_LENGTH,
             ledger=InMemoryLedger(),
             start=False,
         )
 
 
-def test_evaluators_need_distinct_ids() -> None:
-    class NoId(OnlineEvaluator):
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            raise AssertionError
-
-    with pytest.raises(EvaluatorUsageError, match="needs a class attribute id"):
-        EvaluationRuntime(None, evaluators=[NoId], ledger=InMemoryLedger(), start=False)
-    with pytest.raises(EvaluatorUsageError, match="two evaluators have the id 'reply-length'"):
-        EvaluationRuntime(
-            None,
-            evaluators=[ReplyLength, lambda: ReplyLength()],
-            ledger=InMemoryLedger(),
-            start=False,
-        )
+# --- the registry ---------------------------------------------------------------------------
 
 
-def test_factories_make_a_fresh_instance_per_evaluation() -> None:
-    made: list[OnlineEvaluator] = []
+def registry_error(evaluators: Any) -> str:
+    """The message of the ``EvaluatorUsageError`` the runtime raises at startup."""
+    with pytest.raises(EvaluatorUsageError) as caught:
+        EvaluationRuntime(None, evaluators=evaluators, ledger=InMemoryLedger(), start=False)
+    return str(caught.value)
 
-    def factory() -> OnlineEvaluator:
-        made.append(ReplyLength())
+
+def needs_a_model(model: Any) -> Evaluator:
+    """A factory that is not a zero-argument one."""
+    raise AssertionError("never called")
+
+
+def fails_to_build() -> Evaluator:
+    """A factory whose evaluator cannot be built (a misspelt keyword)."""
+    return ExactMatch(feedback_kye="exact")
+
+
+@pytest.mark.parametrize(
+    ("evaluators", "expected"),
+    [
+        pytest.param([reply_length], "evaluators must be a mapping", id="a-list"),
+        pytest.param({"": reply_length}, "ids must be non-empty strings", id="empty-id"),
+        pytest.param(
+            {"quality": "helpfulness"},
+            "evaluators['quality']: expected an evaluator, a zero-argument factory",
+            id="not-an-evaluator",
+        ),
+        pytest.param(
+            {"quality": lambda: "helpfulness"},
+            "evaluators['quality']: the factory <function",
+            id="factory-returns-a-str",
+        ),
+        pytest.param(
+            {"quality": needs_a_model},
+            "evaluators['quality']: <function needs_a_model",
+            id="factory-needs-arguments",
+        ),
+        pytest.param(
+            {"quality": fails_to_build},
+            "evaluators['quality']: the factory <function fails_to_build",
+            id="factory-raises",
+        ),
+        pytest.param(
+            {"graph-steps": GraphTrajectoryMatch()},
+            "evaluators['graph-steps']: GraphTrajectoryMatch does not judge text or messages",
+            id="outputs-kind-other",
+        ),
+    ],
+)
+def test_registry_errors_are_usage_errors_at_startup_naming_the_id(
+    evaluators: Any, expected: str
+) -> None:
+    assert expected in registry_error(evaluators)
+
+
+def test_registry_errors_say_what_to_do() -> None:
+    assert "returned 'helpfulness', not an Evaluator" in registry_error(
+        {"quality": lambda: "helpfulness"}
+    )
+    assert "neither an evaluator nor a zero-argument factory" in registry_error(
+        {"quality": needs_a_model}
+    )
+    assert "feedback_kye" in registry_error({"quality": fails_to_build})
+    assert "Registration(..., to_request=...)" in registry_error(
+        {"graph-steps": GraphTrajectoryMatch()}
+    )
+
+
+def test_a_graph_evaluator_is_accepted_with_a_request_builder() -> None:
+    def request(interaction: InteractionRecord) -> dict[str, Any]:
+        raise AssertionError("not called at startup")
+
+    runtime = EvaluationRuntime(
+        None,
+        evaluators={"graph-steps": Registration(GraphTrajectoryMatch(), to_request=request)},
+        ledger=InMemoryLedger(),
+        start=False,
+    )
+    runtime.close()
+
+
+class Instances(Evaluator):
+    """Records which instance ran each evaluation."""
+
+    feedback_key: str = "instances"
+    ran: ClassVar[list[int]] = []
+
+    def _score(self, request: EvalRequest, config: RunnableConfig) -> bool:
+        type(self).ran.append(id(self))
+        return True
+
+
+@pytest.fixture
+def instances() -> type[Instances]:
+    Instances.ran = []
+    return Instances
+
+
+def evaluate_three_times(target: Any) -> list[EvaluationRecord]:
+    with runtime_testkit(bind_all("instances"), {"instances": target}) as runtime:
+        agent = runtime.bind(echo_agent(), agent_id="support-agent")
+        return [
+            record
+            for _ in range(3)
+            for record in runtime.wait_for_evaluations(agent.invoke_detailed("hi").interaction_id)
+        ]
+
+
+def test_a_factory_makes_a_fresh_evaluator_per_evaluation(instances: type[Instances]) -> None:
+    made: list[Instances] = []
+
+    def factory() -> Instances:
+        made.append(instances())
         return made[-1]
 
-    with runtime_testkit(SUPPORT, [factory]) as runtime:
-        agent = runtime.bind(echo_agent(), agent_id="support-agent")
-        for _ in range(3):
-            runtime.wait_for_evaluations(agent.invoke_detailed("hi").interaction_id)
-    assert len(made) == 4  # one to learn the id at startup, one per evaluation
-    assert len({id(m) for m in made}) == 4
+    records = evaluate_three_times(factory)
+    assert all(record.passed for record in records)
+    assert len(made) == 4  # one to check at startup, one per evaluation
+    assert instances.ran == [id(evaluator) for evaluator in made[1:]]
+
+
+def test_an_evaluator_object_is_reused_for_every_evaluation(instances: type[Instances]) -> None:
+    shared = instances()
+    records = evaluate_three_times(shared)
+    assert all(record.passed for record in records)
+    assert instances.ran == [id(shared)] * 3
 
 
 async def test_async_agents_inside_a_running_loop() -> None:
-    with runtime_testkit(SUPPORT, [ReplyLength], ledger="sqlite") as runtime:
+    with runtime_testkit(SUPPORT, REPLY_LENGTH, ledger="sqlite") as runtime:
         agent = runtime.bind(scripted_agent("Async reply"), agent_id="support-agent")
         reply = await agent.ainvoke_detailed({"messages": [HumanMessage("hi")]})
         [record] = await runtime.await_evaluations(reply.interaction_id)
-    assert record.evaluation is not None
-    assert record.evaluation.score == len("Async reply")
+    assert record.result.metadata["length"] == len("Async reply")
 
 
 def test_wait_for_evaluations_times_out_naming_the_interaction() -> None:
     gate = Gate()
 
-    class Slow(OnlineEvaluator):
-        id = "slow"
+    @evaluator
+    def slow() -> bool:
+        gate.wait()
+        return True
 
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            gate.wait()
-            return self.effects().complete(Evaluation.passed("ok"))
-
-    with runtime_testkit(bind_all("slow"), [Slow]) as runtime:
+    with runtime_testkit(bind_all("slow"), {"slow": slow}) as runtime:
         reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("hi")
         with pytest.raises(TimeoutError, match=reply.interaction_id):
             runtime.wait_for_evaluations(reply.interaction_id, timeout=0.1)
@@ -468,9 +642,7 @@ def test_wait_for_evaluations_times_out_naming_the_interaction() -> None:
 
 def test_close_drains_due_evaluations(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "evals.db")
-    runtime = EvaluationRuntime(
-        SUPPORT, evaluators=[ReplyLength], ledger=ledger, poll_interval=0.01
-    )
+    runtime = EvaluationRuntime(SUPPORT, evaluators=REPLY_LENGTH, ledger=ledger, poll_interval=0.01)
     agent = runtime.bind(echo_agent(), agent_id="support-agent")
     ids = [agent.invoke_detailed(f"question {n}").interaction_id for n in range(20)]
     runtime.close(timeout=10)
@@ -511,11 +683,11 @@ def test_interrupted_interactions_are_evaluated_only_when_configured() -> None:
             }
         }
     }
-    with runtime_testkit(config, [ReplyLength]) as runtime:
+    with runtime_testkit(config, REPLY_LENGTH) as runtime:
         evaluated = {}
         for agent_id in ("support-agent", "billing-agent"):
             agent = runtime.bind(approval_agent(), agent_id=agent_id)
-            thread = {"configurable": {"thread_id": f"{agent_id}-thread"}}
+            thread: RunnableConfig = {"configurable": {"thread_id": f"{agent_id}-thread"}}
             paused = agent.invoke_detailed({"messages": [HumanMessage("refund?")]}, thread)
             interaction = runtime.ledger.get_interaction(paused.interaction_id)
             assert interaction.status == "interrupted"
@@ -525,13 +697,13 @@ def test_interrupted_interactions_are_evaluated_only_when_configured() -> None:
             resumed = agent.invoke_detailed(Command(resume=True), thread)
             assert resumed.output["messages"][-1].content == "Refund approved."
             [record] = runtime.wait_for_evaluations(resumed.interaction_id)
-            assert record.evaluation is not None
+            assert record.is_verdict
     assert evaluated["support-agent"] == []
     assert len(evaluated["billing-agent"]) == 1
 
 
 def test_code_that_cannot_wrap_its_agent_records_through_the_callback_handler() -> None:
-    with runtime_testkit(SUPPORT, [ReplyLength], ledger="sqlite") as runtime:
+    with runtime_testkit(SUPPORT, REPLY_LENGTH, ledger="sqlite") as runtime:
         handler = runtime.callback_handler(agent_id="support-agent", roles=["customer-facing"])
         graph = scripted_agent("Handled through callbacks.")
         graph.invoke({"messages": [HumanMessage("hi")]}, {"callbacks": [handler]})
@@ -539,8 +711,7 @@ def test_code_that_cannot_wrap_its_agent_records_through_the_callback_handler() 
         [record] = runtime.wait_for_evaluations(interaction.interaction_id)
     assert interaction.roles == ("customer-facing",)
     assert interaction.final_response_text == "Handled through callbacks."
-    assert record.evaluation is not None
-    assert record.evaluation.score == len("Handled through callbacks.")
+    assert record.result.metadata["length"] == len("Handled through callbacks.")
 
 
 def test_evaluators_stuck_past_their_timeout_never_block_recording() -> None:
@@ -549,17 +720,15 @@ def test_evaluators_stuck_past_their_timeout_never_block_recording() -> None:
     release = Gate()
     calls: list[str] = []
 
-    class Hangs(OnlineEvaluator):
-        id = "hangs"
-
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            calls.append(ctx.evaluation_id)
-            if len(calls) <= 3:
-                release.wait(timeout=60)
-            return self.effects().complete(Evaluation.passed("answered"))
+    @evaluator
+    def hangs(evaluation_id: str) -> bool:
+        calls.append(evaluation_id)
+        if len(calls) <= 3:
+            release.wait(timeout=60)
+        return True
 
     options = {"concurrency": 1, "evaluation_timeout": 0.2}
-    with runtime_testkit(bind_all("hangs"), [Hangs], **options) as runtime:
+    with runtime_testkit(bind_all("hangs"), {"hangs": hangs}, **options) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         ids = [agent.invoke_detailed(f"q{n}").interaction_id for n in range(5)]
         records = [runtime.wait_for_evaluations(i, timeout=10)[0] for i in ids]
@@ -584,7 +753,7 @@ class Broken:
 def test_a_broken_tracer_changes_no_outcome_and_holds_nothing_up(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with runtime_testkit(SUPPORT, [ReplyLength], tracer=Broken(), concurrency=1) as runtime:
+    with runtime_testkit(SUPPORT, REPLY_LENGTH, tracer=Broken(), concurrency=1) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         ids = [agent.invoke_detailed(f"q{n}").interaction_id for n in range(3)]
         records = [runtime.wait_for_evaluations(i, timeout=5)[0] for i in ids]

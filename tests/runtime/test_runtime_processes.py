@@ -1,5 +1,6 @@
 """Several processes on one SQLite ledger: a killed worker's evaluations resume elsewhere,
-and two workers sharing the queue run every evaluation exactly once."""
+two workers sharing the queue run every evaluation exactly once, and durable evaluations
+outlive a killed process (in the middle of a node, or waiting for a person)."""
 
 from __future__ import annotations
 
@@ -15,17 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _agents import ThreeSteps, echo_agent
+from _agents import echo_agent, three_steps
+from _runtime_process import review_graph
 
-from langchain_evals_port.runtime import (
-    Evaluation,
-    EvaluationContext,
-    EvaluationRecord,
-    EvaluationRuntime,
-    OnlineEvaluator,
-    SqliteLedger,
-    Verdict,
-)
+from langchain_evals_port import Score, evaluator
+from langchain_evals_port.runtime import EvaluationRecord, EvaluationRuntime, SqliteLedger
 from langchain_evals_port.runtime.testkit import runtime_testkit
 
 HERE = Path(__file__).resolve().parent
@@ -103,13 +98,10 @@ def all_evaluations(ledger: SqliteLedger, evaluator_id: str) -> list[EvaluationR
         cursor = page.next_cursor
 
 
-class FastMarker(OnlineEvaluator):
+@evaluator(feedback_key="marker")
+def fast_marker() -> Score:
     """The ``marker`` evaluator as the new process deploys it: quick, and signed."""
-
-    id = "marker"
-
-    def evaluate(self, ctx: EvaluationContext) -> Any:
-        return self.effects().complete(Evaluation.passed(f"evaluated by pid {os.getpid()}"))
+    return Score(True, f"evaluated by pid {os.getpid()}")
 
 
 def test_a_killed_processs_evaluations_resume_in_a_new_process(tmp_path: Path) -> None:
@@ -132,7 +124,7 @@ def test_a_killed_processs_evaluations_resume_in_a_new_process(tmp_path: Path) -
     assert ledger.pending_work() == 6
     runtime = EvaluationRuntime(
         bound("marker"),
-        evaluators=[FastMarker],
+        evaluators={"marker": fast_marker},
         ledger=ledger,
         lease_seconds=1.0,
         poll_interval=0.05,
@@ -151,8 +143,8 @@ def test_a_killed_processs_evaluations_resume_in_a_new_process(tmp_path: Path) -
     assert len(records) == 6
     assert sorted(r.interaction_id for r in records) == sorted(interaction_ids)
     for record in records:
-        assert isinstance(record.outcome, Verdict), record.outcome
-        assert record.outcome.evaluation.explanation == f"evaluated by pid {os.getpid()}"
+        assert record.outcome == "verdict", record.results
+        assert record.result.comment == f"evaluated by pid {os.getpid()}"
     stored = all_evaluations(ledger, "marker")
     assert len(stored) == 6
     assert len({r.evaluation_id for r in stored}) == 6
@@ -167,11 +159,9 @@ def test_two_processes_share_one_queue_and_run_each_evaluation_once(tmp_path: Pa
     done = tmp_path / "done"
     SqliteLedger(database).close()  # create the tables before three processes open the file
 
-    class Logger(OnlineEvaluator):
-        id = "logger"
-
-        def evaluate(self, ctx: EvaluationContext) -> Any:
-            raise AssertionError("the recording process must not evaluate")
+    @evaluator(feedback_key="logger")
+    def logger() -> Score:
+        raise AssertionError("the recording process must not evaluate")
 
     workers = [Child(tmp_path, "worker", str(database), str(log), str(done)) for _ in range(2)]
     try:
@@ -179,7 +169,7 @@ def test_two_processes_share_one_queue_and_run_each_evaluation_once(tmp_path: Pa
             assert worker.read_line(timeout=30) == "ready"
         ledger = SqliteLedger(database)
         recorder = EvaluationRuntime(
-            bound("logger"), evaluators=[Logger], ledger=ledger, start=False
+            bound("logger"), evaluators={"logger": logger}, ledger=ledger, start=False
         )
         agent = recorder.bind(echo_agent(), agent_id=AGENT)
         interaction_ids = [
@@ -214,13 +204,11 @@ def test_two_processes_share_one_queue_and_run_each_evaluation_once(tmp_path: Pa
     # Each record names the process that ran it, which is the one that logged it.
     signer = {line.split()[0]: line.split()[1] for line in lines}
     for record in records:
-        assert isinstance(record.outcome, Verdict)
-        assert record.outcome.evaluation.explanation == (
-            f"logged by {signer[record.evaluation_id]}"
-        )
+        assert record.outcome == "verdict", record.results
+        assert record.result.comment == f"logged by {signer[record.evaluation_id]}"
 
 
-def test_a_durable_evaluation_killed_mid_step_resumes_after_its_last_completed_step(
+def test_a_durable_evaluation_killed_mid_node_resumes_after_its_last_completed_node(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     database, steps = tmp_path / "evals.db", tmp_path / "steps.log"
@@ -229,7 +217,7 @@ def test_a_durable_evaluation_killed_mid_step_resumes_after_its_last_completed_s
     child = Child(tmp_path, "durable", str(database))
     try:
         interaction_id = json.loads(child.read_line(timeout=30))
-        assert child.read_line(timeout=30) == "blocked"  # inside the second of three steps
+        assert child.read_line(timeout=30) == "blocked"  # inside the second of three nodes
         os.kill(child.pid, signal.SIGKILL)
         child.process.wait(timeout=10)
     finally:
@@ -237,15 +225,15 @@ def test_a_durable_evaluation_killed_mid_step_resumes_after_its_last_completed_s
     monkeypatch.delenv("DURABLE_BLOCK_IN_SECOND")
 
     ledger = SqliteLedger(database)
-    with runtime_testkit(bound(ThreeSteps.id), [ThreeSteps], ledger=ledger) as runtime:
+    evaluators = {"three-steps": three_steps()}
+    with runtime_testkit(bound("three-steps"), evaluators, ledger=ledger) as runtime:
         [record] = runtime.wait_for_evaluations(interaction_id, timeout=15)
     ledger.close()
 
-    assert record.evaluation is not None
-    assert record.evaluation.explanation == "2 votes"
+    assert (record.outcome, record.result.comment) == ("verdict", "2 votes")
     ran = [line.split() for line in steps.read_text().splitlines()]
     here = str(os.getpid())
-    # The first step's checkpoint was committed: it never runs again. The second ran to
+    # The first node's checkpoint was committed: it never runs again. The second ran to
     # the kill and again here; the third only here.
     assert ran == [
         ["first", str(child.pid)],
@@ -253,3 +241,41 @@ def test_a_durable_evaluation_killed_mid_step_resumes_after_its_last_completed_s
         ["second", here],
         ["third", here],
     ]
+
+
+def test_a_review_waiting_for_a_person_outlives_a_killed_process(tmp_path: Path) -> None:
+    database, log = tmp_path / "evals.db", tmp_path / "nodes.log"
+    child = Child(tmp_path, "review", str(database), str(log))
+    try:
+        interaction_id, waiting = json.loads(child.read_line(timeout=30))
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.process.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        child.stop()
+
+    ledger = SqliteLedger(database)
+    runtime = EvaluationRuntime(
+        bound("review"),
+        evaluators={"review": review_graph(str(log))},
+        ledger=ledger,
+        lease_seconds=1.0,
+        poll_interval=0.05,
+    )
+    try:
+        # Parked in the ledger, not held by the dead process: listed, and answerable, at once.
+        [asked] = runtime.waiting_evaluations(interaction_id)
+        assert (asked.evaluation_id, asked.question) == (
+            waiting,
+            {"question": "Is this reply right?", "judge": "pass"},
+        )
+        runtime.resume(waiting, {"approved": False, "reviewer": "dana"})
+        [record] = runtime.wait_for_evaluations(interaction_id, timeout=15)
+    finally:
+        runtime.close()
+    ledger.close()
+
+    assert (record.evaluation_id, record.outcome, record.passed) == (waiting, "verdict", False)
+    assert record.result.comment == f"dana, recorded by {os.getpid()}"
+    assert record.result.metadata["judge"] == "pass"  # the state kept in the SQLite checkpoint
+    # The pre-screen ran once, in the killed process; only the waiting node ran here.
+    assert log.read_text().splitlines() == [f"pre_screen {child.pid}"]

@@ -3,6 +3,7 @@ the agent's run, and LangSmith traces of the evaluator runs."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -24,9 +25,9 @@ from langsmith import utils as ls_utils
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
+from langchain_evals_port import Score, evaluator
 from langchain_evals_port.integrations.langsmith import LangSmithFeedbackTracer
 from langchain_evals_port.integrations.otel import OpenTelemetryEvalTracer
-from langchain_evals_port.runtime import Evaluation, EvaluationContext, OnlineEvaluator
 from langchain_evals_port.runtime.testkit import runtime_testkit
 
 HERE = Path(__file__).resolve().parent
@@ -34,27 +35,33 @@ HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.filterwarnings("ignore:Creating feedback for a run without session_id")
 
 
-class Graded(OnlineEvaluator):
+@evaluator
+def graded(outputs: str) -> Any:
     """A scored pass, a failing verdict, an inconclusive outcome or an error, by the echoed
     question."""
-
-    id = "graded"
-
-    def evaluate(self, ctx: EvaluationContext) -> Any:
-        text = ctx.interaction().final_response_text
-        if "good" in text:
-            return self.effects().complete(Evaluation.passed("a good answer").with_score(0.75))
-        if "bad" in text:
-            return self.effects().complete(Evaluation.failed("a bad answer"))
-        if "skip" in text:
-            return self.effects().inconclusive("nothing to grade")
-        raise ValueError(f"cannot grade {text!r}")
+    if "good" in outputs:
+        return 0.75, "a good answer"
+    if "bad" in outputs:
+        return False, "a bad answer"
+    if "skip" in outputs:
+        return Score.unscored("nothing to grade")
+    raise ValueError(f"cannot grade {outputs!r}")
 
 
+@evaluator
+def checks(outputs: str) -> dict[str, Any]:
+    """Two keys from one evaluation: whether the reply echoes, and how long it is."""
+    return {"echoes": outputs.startswith("You asked:"), "long": len(outputs) > 15}
+
+
+EVALUATORS = {"answer-grade": graded}
 CONFIG: dict[str, Any] = {
     "evaluation": {
         "evaluators": {
-            "graded": {"agents": {"support-agent": {}, "billing-agent": {}}},
+            "answer-grade": {
+                "pass_threshold": 0.5,
+                "agents": {"support-agent": {}, "billing-agent": {}},
+            },
         }
     }
 }
@@ -79,14 +86,15 @@ def collect(reader: InMemoryMetricReader) -> Points:
 
 
 def tags(outcome: str, agent: str) -> tuple[tuple[str, Any], ...]:
-    attributes = {"evaluator": "graded", "feedback_key": "graded", "outcome": outcome}
+    """The tags of ``answer-grade``'s results: named by the evaluator id, keyed by its key."""
+    attributes = {"evaluator": "answer-grade", "feedback_key": "graded", "outcome": outcome}
     return tuple(sorted({**attributes, "agent": agent}.items()))
 
 
 def test_evaluations_publish_outcomes_scores_and_durations_per_agent() -> None:
     reader = InMemoryMetricReader()
     tracer = OpenTelemetryEvalTracer(MeterProvider(metric_readers=[reader]).get_meter("test"))
-    with runtime_testkit(CONFIG, [Graded], tracer=tracer, ledger="sqlite") as runtime:
+    with runtime_testkit(CONFIG, EVALUATORS, tracer=tracer, ledger="sqlite") as runtime:
         support = runtime.bind(echo_agent(), agent_id="support-agent")
         billing = runtime.bind(echo_agent(), agent_id="billing-agent")
         ids = [support.invoke_detailed(q).interaction_id for q in ("good", "bad", "skip", "?")]
@@ -120,16 +128,19 @@ def test_evaluations_publish_outcomes_scores_and_durations_per_agent() -> None:
 
 
 # An application that set a global meter provider (so the automatic tracer is on) binds an
-# offline judge under its own feedback key, and an evaluator whose verdict carries a free
-# numeric score (the reply's length). In a child process: the global provider is set once.
+# offline judge under its own feedback key, a function with a numeric score held to a
+# threshold, and a function scoring two keys at once. In a child process: the global
+# provider is set once.
 GLOBAL_PROVIDER_CHILD = """
 import json
 from opentelemetry import metrics
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from _agents import ReplyLength, echo_agent
+from _agents import echo_agent
+from test_runtime_telemetry import checks
+from langchain_evals_port import evaluator
 from langchain_evals_port.judge import LLMJudge
-from langchain_evals_port.runtime import OnlineEvaluator
+from langchain_evals_port.runtime import Registration
 from langchain_evals_port.runtime.testkit import runtime_testkit
 from langchain_evals_port.testing import ScriptedChatModel
 
@@ -140,10 +151,19 @@ judge = LLMJudge(
     feedback_key="politeness",
     model=ScriptedChatModel([{"reasoning": "Courteous.", "score": True}]),
 )
-politeness = OnlineEvaluator.from_evaluator("politeness", judge)
+
+@evaluator
+def reply_chars(outputs):
+    return len(outputs)
+
+evaluators = {
+    "politeness": judge,
+    "length": Registration(reply_chars, pass_threshold=10),
+    "checks": checks,
+}
 bound = {"agents": {"support-agent": {}}}
-config = {"evaluation": {"evaluators": {"politeness": bound, "reply-length": bound}}}
-with runtime_testkit(config, [politeness, ReplyLength]) as runtime:
+config = {"evaluation": {"evaluators": {name: bound for name in evaluators}}}
+with runtime_testkit(config, evaluators) as runtime:
     reply = runtime.bind(echo_agent(), agent_id="support-agent").invoke_detailed("Refund?")
     runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
 points = []
@@ -174,26 +194,26 @@ def test_each_evaluation_is_measured_once_per_key_and_pass_fail_apart_from_score
         for name, attributes, value in json.loads(completed.stdout)
     }
 
-    def tagged(evaluator: str) -> tuple[tuple[str, str], ...]:
-        attributes = {"evaluator": evaluator, "feedback_key": evaluator, "outcome": "verdict"}
+    def tagged(evaluator: str, key: str) -> tuple[tuple[str, str], ...]:
+        attributes = {"evaluator": evaluator, "feedback_key": key, "outcome": "verdict"}
         return tuple(sorted({**attributes, "agent": "support-agent"}.items()))
 
-    reply_length = len("You asked: Refund?")
+    keys = [
+        tagged("politeness", "politeness"),
+        tagged("length", "reply_chars"),
+        tagged("checks", "echoes"),
+        tagged("checks", "long"),
+    ]
     durations = {key for key in measured if key[0] == "evals.evaluation.duration"}
-    assert durations == {
-        ("evals.evaluation.duration", tagged("politeness")),
-        ("evals.evaluation.duration", tagged("reply-length")),
-    }
+    assert durations == {("evals.evaluation.duration", key) for key in keys}
     assert {key: value for key, value in measured.items() if key not in durations} == {
-        # One outcome per evaluation, from the runtime (tagged with the agent); the judge
-        # inside reports nothing of its own.
-        ("evals.evaluation.outcomes", tagged("politeness")): 1,
-        ("evals.evaluation.outcomes", tagged("reply-length")): 1,
-        # Pass/fail, whose mean is the pass rate: every verdict.
-        ("evals.evaluation.passed", tagged("politeness")): [1, 1],
-        ("evals.evaluation.passed", tagged("reply-length")): [1, 1],
+        # One outcome per evaluation and key, from the runtime (tagged with the agent and
+        # named by the evaluator id); the judge inside reports nothing of its own.
+        **{("evals.evaluation.outcomes", key): 1 for key in keys},
+        # Pass/fail, whose mean is the pass rate: every verdict, numeric ones by threshold.
+        **{("evals.evaluation.passed", key): [1, 1] for key in keys},
         # Numeric scores only.
-        ("evals.evaluation.score", tagged("reply-length")): [1, reply_length],
+        ("evals.evaluation.score", tagged("length", "reply_chars")): [1, len("You asked: Refund?")],
     }
 
 
@@ -284,7 +304,7 @@ def stand_in() -> Recorded:
 
 
 @pytest.mark.parametrize("given", ["True", "a tracer"])
-def test_each_outcome_becomes_feedback_on_the_agents_run(
+def test_each_recorded_result_becomes_feedback_on_the_agents_run(
     stand_in: Recorded, langsmith_endpoint: Any, monkeypatch: pytest.MonkeyPatch, given: str
 ) -> None:
     # As documented: verdicts and also the outcomes that are not verdicts, so the run shows
@@ -295,7 +315,10 @@ def test_each_outcome_becomes_feedback_on_the_agents_run(
         feedback = True
     else:
         feedback = LangSmithFeedbackTracer(langsmith.Client(api_url=stand_in.url, api_key="t"))
-    with runtime_testkit(CONFIG, [Graded], langsmith_feedback=feedback) as runtime:
+    config = copy.deepcopy(CONFIG)
+    config["evaluation"]["evaluators"]["checks"] = {"agents": {"support-agent": {}}}
+    evaluators = {**EVALUATORS, "checks": checks}
+    with runtime_testkit(config, evaluators, langsmith_feedback=feedback) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         ids = {q: agent.invoke_detailed(q).interaction_id for q in ("good", "bad", "skip", "?")}
         for interaction_id in ids.values():
@@ -304,16 +327,26 @@ def test_each_outcome_becomes_feedback_on_the_agents_run(
     # Closing the runtime flushed its feedback.
 
     assert all(run_ids.values())
-    sent = {body["run_id"]: body for body in stand_in.feedback() if body["key"] == "graded"}
-    assert set(run_ids.values()) <= set(sent)
-    good, bad, skipped, broken = (sent[run_ids[q]] for q in ("good", "bad", "skip", "?"))
+    sent: dict[tuple[str, str], dict[str, Any]] = {}
+    for body in stand_in.feedback():
+        if body["run_id"] in run_ids.values():
+            assert (body["run_id"], body["key"]) not in sent, "feedback sent twice"
+            sent[body["run_id"], body["key"]] = body
+    # One feedback per recorded result: graded's one key and both keys of checks.
+    assert set(sent) == {
+        (run_id, key) for run_id in run_ids.values() for key in ("graded", "echoes", "long")
+    }
+    good, bad, skipped, broken = (sent[run_ids[q], "graded"] for q in ("good", "bad", "skip", "?"))
     assert (good["score"], good["comment"]) == (0.75, "a good answer")
-    assert (bad["score"], bad["comment"]) == (0, "a bad answer")
+    assert (bad["score"], bad["comment"]) == (False, "a bad answer")
+    assert sent[run_ids["good"], "echoes"]["score"] is True
+    assert sent[run_ids["good"], "long"]["score"] is False  # "You asked: good" is 15 long
     # Non-verdicts carry no score, and say why in the comment.
     assert skipped.get("score") is None
     assert skipped["comment"] == "[inconclusive] nothing to grade"
     assert broken.get("score") is None
-    assert broken["comment"].startswith("[failed: evaluator_error] ValueError: cannot grade")
+    assert broken["comment"].startswith("[failed: evaluator_error] ")
+    assert "ValueError: cannot grade" in broken["comment"]
     assert {body["feedback_source"]["type"] for body in sent.values()} == {"model"}
 
 
@@ -340,7 +373,7 @@ def tracing_to(stand_in: Recorded, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 def test_evaluator_runs_are_traced_under_the_evaluator_id(tracing_to: Recorded) -> None:
-    with runtime_testkit(CONFIG, [Graded]) as runtime:
+    with runtime_testkit(CONFIG, EVALUATORS) as runtime:
         agent = runtime.bind(echo_agent(), agent_id="support-agent")
         reply = agent.invoke_detailed("good")
         [record] = runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
@@ -352,7 +385,7 @@ def test_evaluator_runs_are_traced_under_the_evaluator_id(tracing_to: Recorded) 
     evaluator_runs = [
         run
         for run in runs.values()
-        if run["run"]["name"] == "graded"
+        if run["run"]["name"] == "answer-grade"
         and run.get("extra", {}).get("metadata", {}).get("interaction_id") == reply.interaction_id
     ]
     assert len(evaluator_runs) == 1, runs
@@ -362,5 +395,7 @@ def test_evaluator_runs_are_traced_under_the_evaluator_id(tracing_to: Recorded) 
     assert run["run"]["session_name"] == "runtime-telemetry"
     metadata = run["extra"]["metadata"]
     assert metadata["evaluation_id"] == record.evaluation_id
-    assert (metadata["evaluator_id"], metadata["agent_id"]) == ("graded", "support-agent")
-    assert run["outputs"]["output"]["evaluation"]["explanation"] == "a good answer"
+    assert (metadata["evaluator_id"], metadata["agent_id"]) == ("answer-grade", "support-agent")
+    # The run's output is the result; the record points back at the run.
+    assert run["outputs"]["output"]["comment"] == "a good answer"
+    assert runs[str(record.result.source_run_id)] is run

@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from _factories import make_evaluation, make_interaction, make_unit
 
-from langchain_evals_port.runtime._sqlite import SCHEMA_VERSION, SqliteLedger
+from langchain_evals_port.runtime import LedgerSchemaError, SqliteLedger
+
+LATEST = len(SqliteLedger.MIGRATIONS) - 1
+"""The schema version of this release."""
 
 # A worker process: waits for "go" on stdin, claims and completes units until none is left
 # for it, then prints the ids it claimed as JSON.
@@ -23,7 +26,7 @@ WORKER = """
 import json, sys
 sys.path.insert(0, sys.argv[3])
 from _factories import make_evaluation
-from langchain_evals_port.runtime._sqlite import SqliteLedger
+from langchain_evals_port.runtime import SqliteLedger
 
 ledger = SqliteLedger(sys.argv[1])
 print("ready", flush=True)
@@ -69,7 +72,7 @@ def test_two_processes_complete_every_unit_exactly_once(tmp_path):
     assert len(first | second) == 500
     assert ledger.pending_work() == 0
     with closing(sqlite3.connect(path)) as db:
-        assert db.execute("SELECT COUNT(*) FROM evaluations").fetchone() == (500,)
+        assert db.execute("SELECT COUNT(*) FROM ledger_evaluations").fetchone() == (500,)
     ledger.close()
 
 
@@ -97,16 +100,25 @@ def test_the_file_is_in_wal_mode_with_the_schema_version(tmp_path):
 
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert db.execute("PRAGMA user_version").fetchone() == (LATEST,)
 
 
-def test_a_file_from_a_newer_version_is_refused(tmp_path):
+def test_a_file_a_newer_release_versioned_only_in_user_version_is_refused(tmp_path):
+    # What release 0.1.0 read and wrote; this release keeps it too, so each refuses the other's
+    # newer files.
     path = tmp_path / "ledger.db"
     with closing(sqlite3.connect(path)) as db:
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        db.execute(f"PRAGMA user_version = {LATEST + 1}")
 
-    with pytest.raises(ValueError, match="schema version"):
+    with pytest.raises(LedgerSchemaError, match=f"schema version {LATEST + 1}"):
         SqliteLedger(path)
+
+
+def test_an_sqlite_too_old_for_the_ledger_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 24, 0))
+
+    with pytest.raises(RuntimeError, match=r"needs SQLite 3\.25\.0 or newer"):
+        SqliteLedger(tmp_path / "ledger.db")
 
 
 def test_a_missing_directory_is_named(tmp_path):

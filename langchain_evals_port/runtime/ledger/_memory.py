@@ -1,28 +1,33 @@
-"""``InMemoryLedger``: the ledger in one process's memory, for tests and short-lived runs."""
+"""``InMemoryLedger``: the ledger in one process's memory, for tests and short-lived runs.
+
+It keeps durable evaluations' checkpoints in memory too, one ``InMemorySaver`` for its
+lifetime: every runtime on the ledger sees the same steps, as it sees the same records.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
-from ._ledger import (
-    InteractionNotFoundError,
-    check_completion,
-    check_lease,
-    check_limit,
-    decode_cursor,
-    epoch,
-    evaluation_key,
-    interaction_key,
-    page_of,
-    released_unit,
-    resumed_unit,
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from langchain_evals_port.runtime._records import (
+    Claim,
+    EvaluationRecord,
+    InteractionRecord,
+    Page,
+    WorkUnit,
 )
-from ._records import Claim, EvaluationRecord, InteractionRecord, Page, WorkUnit
+
+from ._errors import InteractionNotFoundError
+from ._pages import check_limit, decode_cursor, epoch, evaluation_key, interaction_key, page_of
+from ._queue import check_completion, check_lease, released_unit, resumed_unit
 
 __all__ = ["InMemoryLedger"]
 
@@ -63,15 +68,16 @@ class InMemoryLedger:
         self._interactions: dict[str, InteractionRecord] = {}
         self._evaluations: dict[str, EvaluationRecord] = {}
         self._work: dict[str, _Slot] = {}
+        self._checkpoints = InMemorySaver()
 
     def seed(self, *records: InteractionRecord | EvaluationRecord) -> InMemoryLedger:
         """Store ``records`` as they are, replacing any with the same id; returns the ledger.
 
         Example:
-            >>> from langchain_evals_port.runtime import Evaluation, Verdict
+            >>> from langchain_evals_port import EvaluatorResult
             >>> record = EvaluationRecord(
             ...     evaluation_id="e-1", evaluator_id="quality", interaction_id="i-1",
-            ...     agent_id="bot", outcome=Verdict(evaluation=Evaluation.passed("fine")))
+            ...     agent_id="bot", results=[EvaluatorResult(key="quality", score=True)])
             >>> InMemoryLedger().seed(record).get_evaluation("e-1") == record
             True
         """
@@ -268,6 +274,11 @@ class InMemoryLedger:
 
     def close(self) -> None:
         """Nothing to release: the records stay readable until the ledger is dropped."""
+
+    @asynccontextmanager
+    async def open_checkpointer(self) -> AsyncIterator[BaseCheckpointSaver[str]]:
+        """The ledger's ``InMemorySaver``, for the ``async with`` block."""
+        yield self._checkpoints
 
     # --- helpers, called with the lock held ------------------------------------------------
 

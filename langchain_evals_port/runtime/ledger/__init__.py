@@ -1,0 +1,33 @@
+"""The ledger: where interactions, evaluation records and the work queue between them live.
+
+``Ledger`` is the protocol; ``InMemoryLedger`` (tests, short runs), ``SqliteLedger`` (one file,
+the default) and ``PostgresLedger`` (a shared database) implement it, and ``open_ledger``
+picks one from a path or DSN. Each of them also keeps durable evaluations' LangGraph
+checkpoints on its own storage (``SupportsCheckpoints``).
+``langchain_evals_port.runtime.ledger.contract`` holds the tests every ledger passes, for a
+ledger of your own to run too.
+"""
+
+from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
+from ._export import export_jsonl
+from ._memory import InMemoryLedger
+from ._open import open_ledger
+
+# Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
+# ``PostgresLedger`` is created, so this package imports without it.
+from ._postgres import PostgresLedger
+from ._protocol import Ledger, SupportsCheckpoints
+from ._sqlite import SqliteLedger
+
+__all__ = [
+    "CheckpointerUnavailableError",
+    "InMemoryLedger",
+    "InteractionNotFoundError",
+    "Ledger",
+    "LedgerSchemaError",
+    "PostgresLedger",
+    "SqliteLedger",
+    "SupportsCheckpoints",
+    "export_jsonl",
+    "open_ledger",
+]

@@ -1,0 +1,211 @@
+"""The SQL ledgers' schema, version by version: ``MIGRATIONS[v]`` makes version ``v``.
+
+A migration is history: it stays as it was released, and a change of the schema is a new
+migration at the end of the list. ``SqlLedger.setup()`` applies those a ledger has not had
+yet, in one transaction, and records each version in the ``ledger_schema`` table. Where the
+dialects differ a migration says what each runs; a dialect it names no statement for has
+nothing to do. A migration may also give the stored evaluation records a new shape: a
+pure function from the old JSON to the new, applied to every row.
+
+Release 0.1.0 made versions 0 and 1 (PostgreSQL recorded 1 in ``ledger_schema``, SQLite in
+the file's ``user_version`` alone).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_evals_port.core.errors import FAILURE_CODES
+
+__all__ = ["MIGRATIONS", "Migration", "outcome_to_results"]
+
+
+@dataclass(frozen=True)
+class Migration:
+    """The step to one schema version: what it does, its statements (``;``-separated; one
+    text for every dialect, or one per dialect name), then the new shape of every stored
+    evaluation record's JSON, from the old one (``None``: unchanged)."""
+
+    summary: str
+    sql: str | Mapping[str, str] = field(default="")
+    rewrite_evaluations: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def statements(self, dialect: str) -> list[str]:
+        """The statements ``dialect`` (``"sqlite"``, ``"postgresql"``) runs, one by one."""
+        text = self.sql if isinstance(self.sql, str) else self.sql.get(dialect, "")
+        return [statement.strip() for statement in text.split(";") if statement.strip()]
+
+
+def outcome_to_results(record: dict[str, Any]) -> dict[str, Any]:
+    """An evaluation record's JSON as release 0.1.0 stored it — one ``outcome`` — in the
+    shape that replaced it: ``results``, a list of core ``EvaluatorResult`` JSON (here one,
+    keyed by the evaluator id), and ``pass_threshold`` (unknown then: ``None``).
+
+    A verdict's score is its number, else whether it passed; its explanation becomes the
+    comment, and ``passed``, the label (when set) and the attributes the metadata. An
+    inconclusive outcome keeps its reason; a failure its code (``evaluator_error`` for one
+    the core does not know) and ``"type: message"`` as the reason.
+
+    Example:
+        >>> old = {"evaluation_id": "e-1", "evaluator_id": "tone",
+        ...        "outcome": {"kind": "inconclusive", "reason": "nothing to judge"}}
+        >>> new = outcome_to_results(old)
+        >>> new["results"]
+        [{'key': 'tone', 'outcome': 'inconclusive', 'reason': 'nothing to judge', 'score': None}]
+        >>> "outcome" in new, new["pass_threshold"]
+        (False, None)
+    """
+    key = record["evaluator_id"]
+    outcome = record["outcome"]
+    result: dict[str, Any]
+    if outcome["kind"] == "verdict":
+        verdict = outcome["evaluation"]
+        metadata: dict[str, Any] = {"passed": verdict["passed"]}
+        if verdict["label"] is not None:
+            metadata["label"] = verdict["label"]
+        result = {
+            "key": key,
+            "score": verdict["passed"] if verdict["score"] is None else verdict["score"],
+            "comment": verdict["explanation"],
+            "metadata": {**metadata, **verdict["attributes"]},
+            "outcome": "verdict",
+        }
+    elif outcome["kind"] == "inconclusive":
+        result = {"key": key, "outcome": "inconclusive", "reason": outcome["reason"], "score": None}
+    elif outcome["kind"] == "failed":
+        error = outcome["error"]
+        result = {
+            "key": key,
+            "outcome": "failed",
+            "error_code": error["code"] if error["code"] in FAILURE_CODES else "evaluator_error",
+            "reason": f"{error['type']}: {error['message']}",
+            "score": None,
+        }
+    else:
+        raise ValueError(
+            f"evaluation record {record.get('evaluation_id')!r}: outcome kind "
+            f"{outcome['kind']!r} is none of verdict, inconclusive, failed"
+        )
+    # The same fields in the same order, the results where the outcome was.
+    rewritten: dict[str, Any] = {}
+    for name, value in record.items():
+        if name == "outcome":
+            rewritten["results"] = [result]
+            rewritten["pass_threshold"] = None
+        else:
+            rewritten[name] = value
+    return rewritten
+
+
+_SQLITE_TABLES = """
+CREATE TABLE IF NOT EXISTS interactions (
+    interaction_id TEXT PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS interactions_by_time ON interactions (started_at, interaction_id);
+CREATE INDEX IF NOT EXISTS interactions_by_agent
+    ON interactions (agent_id, started_at, interaction_id);
+
+CREATE TABLE IF NOT EXISTS evaluations (
+    evaluation_id TEXT PRIMARY KEY,
+    interaction_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    evaluator_id TEXT NOT NULL,
+    timestamp REAL NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_by_interaction ON evaluations (interaction_id);
+CREATE INDEX IF NOT EXISTS evaluations_by_time ON evaluations (timestamp, evaluation_id);
+CREATE INDEX IF NOT EXISTS evaluations_by_agent
+    ON evaluations (agent_id, timestamp, evaluation_id);
+CREATE INDEX IF NOT EXISTS evaluations_by_evaluator
+    ON evaluations (evaluator_id, timestamp, evaluation_id);
+
+CREATE TABLE IF NOT EXISTS work (
+    evaluation_id TEXT PRIMARY KEY,
+    interaction_id TEXT NOT NULL,
+    enqueued_at REAL NOT NULL,
+    not_before REAL NOT NULL,
+    worker TEXT,
+    token INTEGER NOT NULL DEFAULT 0,
+    lease_until REAL,
+    unit TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS work_by_age ON work (enqueued_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS work_by_interaction ON work (interaction_id);
+"""
+
+# Ids sort in the "C" collation (code point order), as the other ledgers sort them in Python.
+# Records are JSON text in ``json`` columns: kept byte for byte, readable with ``->``/``->>``.
+_POSTGRES_TABLES = """
+CREATE TABLE IF NOT EXISTS ledger_interactions (
+    interaction_id text COLLATE "C" PRIMARY KEY,
+    agent_id text COLLATE "C" NOT NULL,
+    started_at double precision NOT NULL,
+    record json NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_interactions_by_time
+    ON ledger_interactions (started_at, interaction_id);
+CREATE INDEX IF NOT EXISTS ledger_interactions_by_agent
+    ON ledger_interactions (agent_id, started_at, interaction_id);
+
+CREATE TABLE IF NOT EXISTS ledger_evaluations (
+    evaluation_id text COLLATE "C" PRIMARY KEY,
+    interaction_id text COLLATE "C" NOT NULL,
+    agent_id text COLLATE "C" NOT NULL,
+    evaluator_id text COLLATE "C" NOT NULL,
+    evaluated_at double precision NOT NULL,
+    record json NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_interaction
+    ON ledger_evaluations (interaction_id);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_time
+    ON ledger_evaluations (evaluated_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_agent
+    ON ledger_evaluations (agent_id, evaluated_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_evaluator
+    ON ledger_evaluations (evaluator_id, evaluated_at, evaluation_id);
+
+CREATE TABLE IF NOT EXISTS ledger_work (
+    evaluation_id text COLLATE "C" PRIMARY KEY,
+    interaction_id text COLLATE "C" NOT NULL,
+    enqueued_at double precision NOT NULL,
+    not_before double precision NOT NULL,
+    worker text,
+    token bigint NOT NULL DEFAULT 0,
+    lease_until double precision,
+    unit json NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_work_by_age ON ledger_work (enqueued_at, evaluation_id);
+CREATE INDEX IF NOT EXISTS ledger_work_by_interaction ON ledger_work (interaction_id);
+"""
+
+# SQLite's tables take the names they have on PostgreSQL (the evaluations' time column too),
+# so both dialects run the same statements. Indexes keep their names: they follow their
+# tables, and renaming one means building it again.
+_SQLITE_NAMES = """
+ALTER TABLE interactions RENAME TO ledger_interactions;
+ALTER TABLE evaluations RENAME TO ledger_evaluations;
+ALTER TABLE ledger_evaluations RENAME COLUMN timestamp TO evaluated_at;
+ALTER TABLE work RENAME TO ledger_work
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "the table of applied versions",
+        "CREATE TABLE IF NOT EXISTS ledger_schema (version integer NOT NULL)",
+    ),
+    Migration(
+        "interactions, evaluation records and the work queue, as release 0.1.0 made them",
+        {"sqlite": _SQLITE_TABLES, "postgresql": _POSTGRES_TABLES},
+    ),
+    Migration("one set of table names: SQLite's take PostgreSQL's", {"sqlite": _SQLITE_NAMES}),
+    Migration(
+        "an evaluation record holds a list of core results instead of one outcome",
+        rewrite_evaluations=outcome_to_results,
+    ),
+)

@@ -1,0 +1,57 @@
+"""The work queue's rules every ledger applies the same way: argument checks, and how
+``release`` and ``resume`` change a unit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_evals_port.runtime._records import Claim, EvaluationRecord, WorkUnit
+
+__all__ = ["check_completion", "check_lease", "released_unit", "resumed_unit"]
+
+
+def check_lease(lease_seconds: float) -> None:
+    """Reject a lease that is not a positive number of seconds, naming the argument."""
+    if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, (int, float)):
+        raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}")
+    if not lease_seconds > 0:
+        raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}")
+
+
+def check_completion(claim: Claim, record: EvaluationRecord) -> None:
+    """Reject completing ``claim`` with the record of another evaluation."""
+    if record.evaluation_id != claim.unit.evaluation_id:
+        raise ValueError(
+            f"record {record.evaluation_id!r} does not belong to the claimed unit "
+            f"{claim.unit.evaluation_id!r}"
+        )
+
+
+def released_unit(
+    unit: WorkUnit,
+    *,
+    now: float,
+    delay: float,
+    attempts: int | None,
+    waiting: bool = False,
+    question: Any = None,
+) -> WorkUnit:
+    """``unit`` as ``release`` puts it back: due after ``delay``, with ``attempts`` if given,
+    waiting for ``resume`` with ``question`` if asked (a value delivered earlier is used up)."""
+    update: dict[str, object] = {
+        "not_before": now + delay,
+        "waiting": waiting,
+        "question": question if waiting else None,
+        "resumed": False,
+        "resume_value": None,
+    }
+    if attempts is not None:
+        update["attempts"] = attempts
+    return unit.model_copy(update=update)
+
+
+def resumed_unit(unit: WorkUnit, value: Any) -> WorkUnit:
+    """``unit`` as ``resume`` makes it: due now, no longer waiting, carrying ``value``."""
+    return unit.model_copy(
+        update={"not_before": 0.0, "waiting": False, "resumed": True, "resume_value": value}
+    )

@@ -1,0 +1,75 @@
+"""The langchain-core internals the evaluators' fast path uses still behave as relied on.
+
+If one of these fails after a langchain-core upgrade, ``core/_langchain_internals.py`` must
+change with it: evaluators would otherwise lose their runs' nesting in traces.
+"""
+
+import asyncio
+import contextvars
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableLambda
+from langchain_core.runnables.config import ensure_config
+
+from langchain_evals_port import Evaluator
+from langchain_evals_port.core._langchain_internals import (
+    coro_with_context,
+    set_config_context,
+    var_child_runnable_config,
+)
+
+
+def test_the_child_config_variable_is_what_ensure_config_reads():
+    assert isinstance(var_child_runnable_config, contextvars.ContextVar)
+    token = var_child_runnable_config.set({"tags": ["parent"]})
+    try:
+        assert ensure_config()["tags"] == ["parent"]
+    finally:
+        var_child_runnable_config.reset(token)
+
+
+def test_set_config_context_runs_code_in_a_context_holding_the_config():
+    with set_config_context({"tags": ["run"]}) as context:
+        assert isinstance(context, contextvars.Context)
+        seen = context.run(lambda: ensure_config()["tags"])
+    assert seen == ["run"]
+    assert var_child_runnable_config.get() is None
+
+
+def test_coro_with_context_awaits_in_that_context():
+    async def tags():
+        return ensure_config()["tags"]
+
+    async def main():
+        with set_config_context({"tags": ["async"]}) as context:
+            return await coro_with_context(tags(), context)
+
+    assert asyncio.run(main()) == ["async"]
+
+
+class _Runs(BaseCallbackHandler):
+    def __init__(self):
+        self.parents = {}
+
+    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kwargs):
+        self.parents[kwargs.get("name")] = parent_run_id
+        self.ids = {**getattr(self, "ids", {}), kwargs.get("name"): run_id}
+
+
+def test_a_runnable_inside_an_evaluator_is_traced_as_its_child_sync_and_async():
+    inner = RunnableLambda(lambda value: value, name="inner")
+
+    def score(*, outputs):
+        return inner.invoke(outputs) == "x"
+
+    async def ascore(*, outputs):
+        return await inner.ainvoke(outputs) == "x"
+
+    for function in (score, ascore):
+        runs = _Runs()
+        ev = Evaluator.from_function("outer", "k", function)
+        if function is score:
+            ev.invoke({"outputs": "x"}, {"callbacks": [runs]})
+        else:
+            asyncio.run(ev.ainvoke({"outputs": "x"}, {"callbacks": [runs]}))
+        assert runs.parents["inner"] == runs.ids["outer"]

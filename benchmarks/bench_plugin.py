@@ -25,29 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import import_seconds
+
 BUDGET_MS = 20.0
 
 # Blocked then loaded by module name, so a checkout measures its own plugin whether or not
 # the entry point is registered; "no:cacheprovider" keeps the runs from writing a cache.
 BLOCKED = ["-p", "no:langchain_evals", "-p", "no:cacheprovider"]
 LOADED = [*BLOCKED, "-p", "langchain_evals_port.pytest_plugin"]
-
-
-def import_seconds(statement: str, after: str, runs: int = 15) -> float:
-    """Median wall time of ``statement`` in fresh interpreters that ran ``after`` first."""
-    code = (
-        f"import time; {after}; t = time.perf_counter(); {statement}; "
-        "print(time.perf_counter() - t)"
-    )
-    # Measure warm imports, as a user's machine has them: allow the bytecode cache.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    samples = []
-    for _ in range(runs + 1):
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        )
-        samples.append(float(out.stdout.strip()))
-    return statistics.median(samples[1:])
 
 
 def pytest_run_seconds(folder: Path, runs: int = 20) -> dict[str, tuple[float, float]]:
@@ -78,7 +63,9 @@ def pytest_run_seconds(folder: Path, runs: int = 20) -> dict[str, tuple[float, f
 
 
 def main() -> None:
-    plugin = import_seconds("import langchain_evals_port.pytest_plugin", after="import pytest")
+    plugin = import_seconds(
+        "import langchain_evals_port.pytest_plugin", after="import pytest", runs=15
+    )
     print("pytest plugin, inert (median of fresh interpreters)")
     print(f"  import on top of `import pytest`        {plugin * 1e3:8.1f} ms")
     with tempfile.TemporaryDirectory() as scratch:

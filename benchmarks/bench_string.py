@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import os
 import random
-import statistics
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from _timing import import_seconds
 
 os.environ.pop("LANGSMITH_TRACING", None)
 os.environ.pop("LANGCHAIN_TRACING_V2", None)
@@ -39,24 +38,6 @@ BASELINE = (
     "from langchain_core.runnables import RunnableSerializable; "
     "from langchain_core.messages import BaseMessage"
 )
-
-
-def import_seconds(statement: str, after: str = "pass", runs: int = 7) -> float:
-    """Median wall time of ``statement`` in fresh interpreters, each having run ``after``
-    first (so ``after``'s cost is excluded); bytecode is cached by a warm-up run."""
-    code = (
-        f"import time; {after}; t = time.perf_counter(); {statement}; "
-        "print(time.perf_counter() - t)"
-    )
-    # Measure warm imports, as a user's machine has them: allow the bytecode cache.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    samples = []
-    for _ in range(runs + 1):
-        out = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
-        )
-        samples.append(float(out.stdout.strip()))
-    return statistics.median(samples[1:])
 
 
 def per_call(fn: Callable[[], object], calls: int, repeats: int = 5) -> float:

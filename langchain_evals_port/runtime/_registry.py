@@ -126,6 +126,7 @@ def _checked(evaluator_id: str, options: Registration) -> Registered:
             return target
 
     elif callable(target):
+        _check_factory(target, where)
         probe = _made(target, where)
 
         def make() -> Evaluator:
@@ -144,7 +145,8 @@ def _checked(evaluator_id: str, options: Registration) -> Registered:
     return Registered(evaluator_id, make, probe, None, options.pass_threshold, options.to_request)
 
 
-def _made(factory: Callable[[], Any], where: str) -> Evaluator:
+def _check_factory(factory: Callable[..., Any], where: str) -> None:
+    """Refuse a callable that cannot be called without arguments (checked once, at startup)."""
     try:
         inspect.signature(factory).bind()
     except TypeError as error:
@@ -154,6 +156,10 @@ def _made(factory: Callable[[], Any], where: str) -> Evaluator:
         ) from error
     except ValueError:  # no signature to read (a builtin): calling it will tell
         pass
+
+
+def _made(factory: Callable[[], Any], where: str) -> Evaluator:
+    """A fresh evaluator from ``factory``, or an error naming the registration."""
     try:
         made = factory()
     except Exception as error:

@@ -1,0 +1,160 @@
+"""``Target``: the application an experiment runs on each case, with its trajectory captured.
+
+Any Runnable, compiled LangGraph graph, plain or async function, or a ``"module:attr"`` string
+naming one becomes a ``Target``. Each run goes through the online runtime's capture machinery
+(``runtime.capture.BoundAgent``), so what the app did — its messages, tool calls and results,
+token usage, timing, and the exception if it raised — is the same ``InteractionRecord`` the
+runtime records in production, and trajectory evaluators and cost figures need no extra code.
+A graph runs each case on its own thread (``configurable.thread_id`` = case id and trial).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
+
+from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.runtime import BoundAgent, InteractionRecord, TokenUsage
+
+__all__ = ["Target", "TargetLike", "TargetRun"]
+
+TargetLike: TypeAlias = "Runnable[Any, Any] | Callable[[Any], Any] | str"
+"""What can be run over a dataset: a Runnable or compiled graph, a function of the case's
+inputs (plain or async), or ``"module:attr"`` naming one of those."""
+
+
+@dataclass(frozen=True)
+class TargetRun:
+    """What the target did for one case.
+
+    Attributes:
+        outputs: What it returned (``None`` when it raised).
+        interaction: Everything captured: input and transcript messages, each model response
+            with its token usage, tool calls with their results, timing, and the failure.
+    """
+
+    outputs: Any
+    interaction: InteractionRecord
+
+    @property
+    def failed(self) -> bool:
+        """Whether the target raised for this case."""
+        return self.interaction.failed
+
+    @property
+    def latency(self) -> float:
+        """Seconds from the call to its return (or exception)."""
+        return (self.interaction.ended_at - self.interaction.started_at).total_seconds()
+
+    @property
+    def usage(self) -> TokenUsage:
+        """The tokens all of the run's model calls consumed, added up."""
+        usages = [r.usage for r in self.interaction.responses if r.usage is not None]
+        return TokenUsage(
+            input_tokens=sum(u.input_tokens for u in usages),
+            output_tokens=sum(u.output_tokens for u in usages),
+            total_tokens=sum(u.total_tokens for u in usages),
+        )
+
+
+class Target:
+    """An application to run over a dataset's cases.
+
+    Args:
+        app: A Runnable or compiled LangGraph graph (invoked with the case's inputs), a
+            function of the inputs (``def app(inputs)`` or ``async def``), or
+            ``"module:attr"`` naming one of those.
+        name: The name runs are recorded under (default: the app's own name).
+
+    Example:
+        >>> target = Target(lambda inputs: inputs["question"].upper())
+        >>> run = target.run({"question": "hi"}, case_id="c-1")
+        >>> run.outputs, run.failed, run.interaction.output_text
+        ('HI', False, 'HI')
+    """
+
+    def __init__(self, app: TargetLike, *, name: str | None = None) -> None:
+        runnable = _runnable(_resolve(app) if isinstance(app, str) else app)
+        self.name = name or runnable.get_name()
+        self.runnable = runnable
+
+    def __repr__(self) -> str:
+        return f"Target({self.name!r})"
+
+    async def arun(self, inputs: Any, *, case_id: str, trial: int = 0) -> TargetRun:
+        """Run the app on one case; an exception it raises is recorded, never raised."""
+        agent, collected, config = self._call(case_id, trial)
+        try:
+            outputs = await agent.ainvoke(inputs, config)
+        except Exception:
+            outputs = None  # the record holds the failure
+        return TargetRun(outputs, collected.only())
+
+    def run(self, inputs: Any, *, case_id: str, trial: int = 0) -> TargetRun:
+        """``arun`` for synchronous code (an async app needs ``arun``)."""
+        agent, collected, config = self._call(case_id, trial)
+        try:
+            outputs = agent.invoke(inputs, config)
+        except Exception:
+            outputs = None  # the record holds the failure
+        return TargetRun(outputs, collected.only())
+
+    def _call(
+        self, case_id: str, trial: int
+    ) -> tuple[BoundAgent[Any, Any], _Collected, RunnableConfig]:
+        """The app bound to a sink of its own (one record per run), on the case's thread."""
+        collected = _Collected()
+        agent = BoundAgent(self.runnable, sink=collected, agent_id=self.name)
+        config: RunnableConfig = {
+            "configurable": {"thread_id": f"{case_id}:{trial}"},
+            "run_name": self.name,
+        }
+        return agent, collected, config
+
+
+class _Collected:
+    """The interaction sink of one run: it keeps the one record the run produced."""
+
+    def __init__(self) -> None:
+        self.records: list[InteractionRecord] = []
+
+    def record(self, record: InteractionRecord) -> None:
+        self.records.append(record)
+
+    async def arecord(self, record: InteractionRecord) -> None:
+        self.records.append(record)
+
+    def only(self) -> InteractionRecord:
+        (record,) = self.records
+        return record
+
+
+def _resolve(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise EvaluatorUsageError(f"target: expected 'module:attr', got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise EvaluatorUsageError(f"target: cannot import {module_name!r}: {error}") from error
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise EvaluatorUsageError(
+            f"target: module {module_name!r} has no attribute {attribute!r}"
+        ) from None
+
+
+def _runnable(app: Any) -> Runnable[Any, Any]:
+    if isinstance(app, Runnable):
+        return app
+    if callable(app):
+        return RunnableLambda(app)
+    raise EvaluatorUsageError(
+        "target: expected a Runnable, a compiled graph, a function of the inputs or "
+        f"'module:attr'; got {app!r}"
+    )

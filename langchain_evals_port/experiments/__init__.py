@@ -1,0 +1,20 @@
+"""Experiments: run an application over a dataset, score it, compare with last time.
+
+This package holds the datasets so far. A ``Dataset`` is a sequence of ``Case`` (``id``,
+``inputs``, ``reference_outputs``, ``metadata``: a LangSmith example's shape) read from a list
+of dicts. A case's id is given or derived from its content, so it is the same in every run
+and results pair across experiments. A bad row raises ``DatasetError`` naming the row and the
+field; nothing is skipped.
+
+Example:
+    >>> from langchain_evals_port.experiments import Dataset
+    >>> dataset = Dataset.from_records([{"inputs": {"q": "2 + 2?"}, "reference_outputs": "4"}])
+    >>> [(case.id, case.reference_outputs) for case in dataset]
+    [('ed390c1fd1b86ac9', '4')]
+"""
+
+from ._case import Case
+from ._dataset import Dataset
+from ._errors import DatasetError
+
+__all__ = ["Case", "Dataset", "DatasetError"]

@@ -1,0 +1,118 @@
+"""Datasets from lists: rows checked with their index, unique ids, the sequence interface."""
+
+from __future__ import annotations
+
+import pytest
+
+from langchain_evals_port.core.errors import EvalsError
+from langchain_evals_port.experiments import Case, Dataset, DatasetError
+
+RECORDS = [
+    {"id": "fr", "inputs": {"country": "France"}, "reference_outputs": "Paris"},
+    {"inputs": {"country": "Peru"}, "reference_outputs": "Lima", "metadata": {"hard": True}},
+    {"id": "jp", "inputs": {"country": "Japan"}},
+]
+
+
+def test_records_become_cases_in_order():
+    dataset = Dataset.from_records(RECORDS, name="capitals")
+    assert dataset.name == "capitals"
+    assert len(dataset) == 3
+    assert [case.inputs["country"] for case in dataset] == ["France", "Peru", "Japan"]
+    assert dataset[1] == Case(
+        inputs={"country": "Peru"}, reference_outputs="Lima", metadata={"hard": True}
+    )
+    assert dataset[2].reference_outputs is None
+    assert dataset.cases == tuple(dataset)
+
+
+def test_dataset_errors_are_value_errors_of_the_package():
+    assert issubclass(DatasetError, EvalsError)
+    assert issubclass(DatasetError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("key", "closest"),
+    [
+        ("referenceoutputs", "reference_outputs"),
+        ("reference_output", "reference_outputs"),
+        ("outputs", "reference_outputs"),
+        ("expected_output", "reference_outputs"),
+        ("input", "inputs"),
+        ("metdata", "metadata"),
+        ("name", "id"),
+    ],
+)
+def test_a_misspelt_key_is_refused_with_the_closest_valid_name(key, closest):
+    records = [RECORDS[0], {"inputs": "x", key: "y"}]
+    with pytest.raises(DatasetError) as caught:
+        Dataset.from_records(records)
+    assert str(caught.value) == (
+        f"records[1]: unknown key {key!r} (did you mean {closest!r}?); "
+        "a case has the keys id, inputs, reference_outputs, metadata"
+    )
+    assert (caught.value.field, caught.value.location) == (key, "records[1]")
+
+
+def test_an_unknown_key_with_no_near_name_is_refused_all_the_same():
+    with pytest.raises(DatasetError, match=r"records\[0\]: unknown key 'notes'; a case has"):
+        Dataset.from_records([{"inputs": "x", "notes": "y"}])
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"reference_outputs": "y"}, r"records\[0\]: no 'inputs'; every case needs"),
+        ({"inputs": None}, r"records\[0\]: 'inputs' is null"),
+        ({"inputs": "x", "id": 7}, r"records\[0\]: 'id' must be a non-empty string, got int 7"),
+        ("a question", r"records\[0\]: expected a mapping with the keys id, inputs, .* got str"),
+    ],
+)
+def test_a_bad_record_is_named_by_its_index(record, message):
+    with pytest.raises(DatasetError, match=message):
+        Dataset.from_records([record])
+
+
+def test_a_duplicate_id_names_both_records():
+    records = [*RECORDS, {"id": "fr", "inputs": {"country": "Gabon"}}]
+    with pytest.raises(DatasetError) as caught:
+        Dataset.from_records(records)
+    assert str(caught.value) == "records[3]: duplicate case id 'fr', already used at records[0]"
+    assert caught.value.field == "id"
+
+
+def test_identical_cases_without_ids_are_duplicates_and_told_why():
+    records = [{"inputs": "2 + 2?", "reference_outputs": "4", "metadata": {"n": i}} for i in (1, 2)]
+    with pytest.raises(DatasetError, match=r"already used at records\[0\] \(a content id: both"):
+        Dataset.from_records(records)
+    distinct = [{**record, "id": f"q{i}"} for i, record in enumerate(records)]
+    assert [case.id for case in Dataset.from_records(distinct)] == ["q0", "q1"]
+
+
+def test_no_records_is_an_error():
+    with pytest.raises(DatasetError, match=r"^records: holds no cases$"):
+        Dataset.from_records([])
+
+
+def test_the_constructor_takes_cases_and_checks_them():
+    cases = [Case(id="a", inputs=1), Case(id="b", inputs=2)]
+    assert Dataset(cases).cases == tuple(cases)
+    with pytest.raises(DatasetError, match=r"cases\[1\]: duplicate case id 'a', already used"):
+        Dataset([cases[0], cases[0]])
+    with pytest.raises(DatasetError, match=r"cases\[0\]: expected a Case, got dict"):
+        Dataset([{"inputs": 1}])  # type: ignore[list-item]
+
+
+def test_cases_are_found_by_position_id_and_slice():
+    dataset = Dataset.from_records(RECORDS, name="capitals")
+    assert dataset[-1].id == "jp"
+    assert dataset["jp"] is dataset[2]
+    assert dataset[1] in dataset
+    head = dataset[:2]
+    assert isinstance(head, Dataset)
+    assert (head.name, [case.id for case in head]) == ("capitals", ["fr", dataset[1].id])
+    assert repr(head) == "Dataset(name='capitals', cases=2)"
+    with pytest.raises(KeyError, match=r"no case with id 'frr' \(did you mean 'fr'\?\)"):
+        dataset["frr"]
+    with pytest.raises(IndexError):
+        dataset[3]

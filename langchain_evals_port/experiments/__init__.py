@@ -2,9 +2,9 @@
 
 This package holds the datasets so far. A ``Dataset`` is a sequence of ``Case`` (``id``,
 ``inputs``, ``reference_outputs``, ``metadata``: a LangSmith example's shape) read from a list
-of dicts. A case's id is given or derived from its content, so it is the same in every run
-and results pair across experiments. A bad row raises ``DatasetError`` naming the row and the
-field; nothing is skipped.
+of dicts or a JSONL, JSON or CSV file. A case's id is given or derived
+from its content, so it is the same in every run and results pair across experiments. A bad
+row raises ``DatasetError`` naming the file, the line and the field; nothing is skipped.
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset

@@ -2,27 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, overload
 
 from ._case import Case, Located, case_at, content_id
 from ._errors import DatasetError, Location, did_you_mean
+from ._files import csv_cases, json_cases, jsonl_cases
 
 __all__ = ["Dataset"]
+
+StrPath = str | os.PathLike[str]
+
+_LOADERS = {".jsonl": "from_jsonl", ".csv": "from_csv", ".json": "from_json"}
 
 
 class Dataset(Sequence[Case]):
     """The cases an experiment runs: an immutable sequence of ``Case`` with unique ids.
 
-    Build one from cases, or from a list of dicts (``from_records``). Every row is checked
-    as it is read: a bad one raises ``DatasetError`` naming the row, the field, what was
-    expected and the closest valid name of a misspelt key; nothing is skipped. Cases keep
-    the order of their source; ``dataset[i]`` is the i-th case, ``dataset["id"]`` the case
-    with that id, and a slice is a smaller dataset.
+    Build one from a list of dicts (``from_records``), a JSONL, JSON or CSV file
+    (``from_jsonl``, ``from_json``, ``from_csv``), or let ``load`` choose by the file's
+    suffix. Every row is checked as it is read: a bad one raises ``DatasetError`` naming the
+    file and line, the field, what was expected and the closest valid name of a misspelt
+    key; nothing is skipped. Cases keep the order of their source; ``dataset[i]`` is the
+    i-th case, ``dataset["id"]`` the case with that id, and a slice is a smaller dataset.
 
     Args:
         cases: The cases; their ids must be unique.
-        name: What to call the dataset.
+        name: What to call the dataset (the file loaders use the file's stem).
 
     Example:
         >>> dataset = Dataset.from_records(
@@ -70,6 +80,143 @@ class Dataset(Sequence[Case]):
         cases = ((where, case_at(row, where)) for where, row in located)
         return cls._read(cases, name=name, empty=Location("records"))
 
+    @classmethod
+    def from_jsonl(cls, path: StrPath, *, name: str | None = None) -> Dataset:
+        """A dataset from a JSONL file: one JSON object per line, with the keys of
+        ``from_records``. Blank lines are allowed. The name defaults to the file's stem.
+
+        Raises:
+            DatasetError: A line is not valid JSON or not a valid case (the error names the
+                file and the line), two cases share an id, or the file holds no cases.
+
+        Example:
+            >>> import tempfile
+            >>> from pathlib import Path
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     path = Path(folder) / "qa.jsonl"
+            ...     _ = path.write_text('{"inputs": "2 + 2?", "reference_outputs": "4"}\\n'
+            ...                         '{"inputs": "3 + 3?", "reference_output": "6"}\\n')
+            ...     try:
+            ...         Dataset.from_jsonl(path)
+            ...     except DatasetError as error:
+            ...         print(error.line, error.field)
+            2 reference_output
+        """
+        return cls._read_file(jsonl_cases, path, name)
+
+    @classmethod
+    def from_json(cls, path: StrPath, *, name: str | None = None) -> Dataset:
+        """A dataset from a JSON file holding an array of case objects (the keys of
+        ``from_records``), or an object whose one key, ``cases``, holds that array. The name
+        defaults to the file's stem.
+
+        Raises:
+            DatasetError: The file is not valid JSON (the error names the line), a case is
+                malformed (named by its index: ``qa.json, at [2]``), two cases share an id, or
+                the file holds no cases.
+        """
+        return cls._read_file(json_cases, path, name)
+
+    @classmethod
+    def from_csv(
+        cls,
+        path: StrPath,
+        *,
+        inputs: str | Sequence[str] | None = None,
+        reference_outputs: str | Sequence[str] | None = None,
+        metadata: str | Sequence[str] | None = None,
+        id_column: str | None = None,
+        name: str | None = None,
+    ) -> Dataset:
+        """A dataset from a CSV file with a header row (UTF-8, a byte-order mark allowed).
+
+        Columns map to a case's fields in one of two ways:
+
+        * by name, when ``inputs`` is given (as in LangSmith's ``upload_csv``): the listed
+          columns become the keys of the ``inputs``, ``reference_outputs`` and ``metadata``
+          dicts (``inputs=["question"]`` makes ``{"question": <cell>}``). Every column must
+          be listed, or be the id column: none is left out silently.
+        * otherwise by their header: ``inputs.<key>``, ``reference_outputs.<key>`` and
+          ``metadata.<key>`` columns fill those dicts; a column named ``inputs`` or
+          ``reference_outputs`` is the whole value (a string). Any other column is an error.
+
+        Cells are kept as the strings they are. The case's id comes from ``id_column`` (by
+        default a column named ``id``, if there is one); an empty id cell means no id was
+        given, so the case gets its content id.
+
+        Args:
+            path: The CSV file.
+            inputs: The columns holding the inputs (a single name or a list).
+            reference_outputs: The columns holding the reference outputs.
+            metadata: The columns holding metadata.
+            id_column: The column holding case ids.
+            name: The dataset's name (default: the file's stem).
+
+        Raises:
+            DatasetError: A column is unknown or unmapped (naming the closest valid name), a
+                row has the wrong number of cells (naming its line), two cases share an
+                id, or the file holds no cases.
+
+        Example:
+            >>> import tempfile
+            >>> from pathlib import Path
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     path = Path(folder) / "qa.csv"
+            ...     _ = path.write_text("id,question,answer,level\\nq1,2 + 2?,4,easy\\n")
+            ...     dataset = Dataset.from_csv(
+            ...         path, inputs=["question"], reference_outputs="answer", metadata=["level"]
+            ...     )
+            >>> dataset["q1"].inputs, dataset["q1"].reference_outputs, dataset["q1"].metadata
+            ({'question': '2 + 2?'}, {'answer': '4'}, {'level': 'easy'})
+        """
+        read = functools.partial(
+            csv_cases,
+            inputs=inputs,
+            reference_outputs=reference_outputs,
+            metadata=metadata,
+            id_column=id_column,
+        )
+        return cls._read_file(read, path, name)
+
+    @classmethod
+    def load(cls, source: StrPath, **options: Any) -> Dataset:
+        """A dataset from a file, read by the loader its suffix selects: ``.jsonl``,
+        ``.csv`` or ``.json``.
+
+        Args:
+            source: The file.
+            **options: The keyword arguments of that loader (``from_csv``'s ``inputs=``,
+                ...); others are refused.
+
+        Raises:
+            DatasetError: As the selected loader does; also for an option it does not take
+                and for a file whose suffix is none of the three.
+
+        Example:
+            >>> import tempfile
+            >>> from pathlib import Path
+            >>> with tempfile.TemporaryDirectory() as folder:
+            ...     path = Path(folder) / "capitals.json"
+            ...     _ = path.write_text('{"cases": [{"id": "fr", "inputs": "France"}]}')
+            ...     dataset = Dataset.load(path)
+            >>> dataset.name, dataset["fr"].inputs
+            ('capitals', 'France')
+        """
+        loader: Callable[..., Dataset] = getattr(cls, _loader_name(source))
+        valid = [
+            parameter.name
+            for parameter in inspect.signature(loader).parameters.values()
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+        ]
+        for option in options:
+            if option not in valid:
+                raise DatasetError(
+                    f"unknown option {option!r}{did_you_mean(option, valid)} for "
+                    f"{source!s}; Dataset.{loader.__name__} takes {', '.join(valid)}",
+                    field=option,
+                )
+        return loader(source, **options)
+
     @overload
     def __getitem__(self, index: int) -> Case: ...
 
@@ -97,6 +244,14 @@ class Dataset(Sequence[Case]):
 
     def __repr__(self) -> str:
         return f"Dataset(name={self._name!r}, cases={len(self._cases)})"
+
+    @classmethod
+    def _read_file(
+        cls, read: Callable[[Path], Iterable[Located]], path: StrPath, name: str | None
+    ) -> Dataset:
+        path = Path(path)
+        name = path.stem if name is None else name
+        return cls._read(read(path), name=name, empty=Location.in_file(path))
 
     @classmethod
     def _read(cls, cases: Iterable[Located], *, name: str | None, empty: Location) -> Dataset:
@@ -141,4 +296,17 @@ def _why_same(case: Case) -> str:
     return (
         " (a content id: both cases have the same inputs and reference_outputs; remove one, "
         "or give each its own id)"
+    )
+
+
+def _loader_name(source: StrPath) -> str:
+    path = Path(source)
+    suffix = path.suffix.lower()
+    if suffix in _LOADERS:
+        return _LOADERS[suffix]
+    raise DatasetError(
+        f"unknown file type {suffix or '(no suffix)'}"
+        f"{did_you_mean(suffix, _LOADERS) if suffix else ''}; Dataset.load reads .jsonl, "
+        ".csv and .json files",
+        location=Location.in_file(path),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from langchain_evals_port.core.errors import EvalsError
 
@@ -18,6 +19,16 @@ class Location:
     text: str
     path: str | None = None
     line: int | None = None
+
+    @classmethod
+    def at_line(cls, path: str | Path, line: int) -> Location:
+        """Line ``line`` (counted from 1) of the file at ``path``."""
+        return cls(f"{path}, line {line}", str(path), line)
+
+    @classmethod
+    def in_file(cls, path: str | Path) -> Location:
+        """The file at ``path`` as a whole."""
+        return cls(str(path), str(path))
 
 
 class DatasetError(EvalsError, ValueError):

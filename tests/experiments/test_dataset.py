@@ -1,6 +1,9 @@
-"""Datasets from lists: rows checked with their index, unique ids, the sequence interface."""
+"""Datasets from lists: rows checked with their index, unique ids, the sequence interface,
+and ``Dataset.load`` choosing a loader."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +119,60 @@ def test_cases_are_found_by_position_id_and_slice():
         dataset["frr"]
     with pytest.raises(IndexError):
         dataset[3]
+
+
+@pytest.mark.parametrize(
+    ("file_name", "text"),
+    [
+        ("qa.jsonl", '{"id": "a", "inputs": "x"}\n'),
+        ("QA.JSONL", '{"id": "a", "inputs": "x"}\n'),
+        ("qa.json", '[{"id": "a", "inputs": "x"}]'),
+        ("qa.csv", "id,inputs\na,x\n"),
+    ],
+)
+def test_load_reads_a_file_by_its_suffix(tmp_path, file_name, text):
+    path = tmp_path / file_name
+    path.write_text(text, encoding="utf-8")
+    for source in (path, str(path)):
+        dataset = Dataset.load(source)
+        assert (dataset.name, [(c.id, c.inputs) for c in dataset]) == (path.stem, [("a", "x")])
+
+
+def test_load_passes_the_loaders_options_and_refuses_others(tmp_path):
+    path = tmp_path / "qa.csv"
+    path.write_text("question,answer\n2 + 2?,4\n", encoding="utf-8")
+    dataset = Dataset.load(path, inputs=["question"], reference_outputs=["answer"], name="m")
+    assert (dataset.name, dataset[0].inputs, dataset[0].reference_outputs) == (
+        "m",
+        {"question": "2 + 2?"},
+        {"answer": "4"},
+    )
+    with pytest.raises(DatasetError) as caught:
+        Dataset.load(path, input=["question"])
+    assert str(caught.value) == (
+        f"unknown option 'input' (did you mean 'inputs'?) for {path}; Dataset.from_csv takes "
+        "inputs, reference_outputs, metadata, id_column, name"
+    )
+    with pytest.raises(DatasetError, match=r"unknown option 'splits' for .*from_jsonl takes name$"):
+        Dataset.load(tmp_path / "qa.jsonl", splits=["test"])
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("qa.jsnl", r"^qa\.jsnl: unknown file type \.jsnl \(did you mean '\.jsonl'\?\); "),
+        ("data/qa.cvs", r"unknown file type \.cvs \(did you mean '\.csv'\?\)"),
+        (Path("qa.yaml"), r"^qa\.yaml: unknown file type \.yaml; Dataset\.load reads \.jsonl, "),
+        (Path("qa"), r"unknown file type \(no suffix\)"),
+    ],
+)
+def test_load_refuses_a_file_of_another_type(source, message):
+    with pytest.raises(DatasetError, match=message):
+        Dataset.load(source)
+
+
+def test_load_refuses_an_existing_file_of_another_type_given_as_a_string(tmp_path):
+    path = tmp_path / "cases.yaml"
+    path.write_text("- inputs: x\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"unknown file type \.yaml"):
+        Dataset.load(str(path))

@@ -2,7 +2,7 @@
 
 This package holds the datasets so far. A ``Dataset`` is a sequence of ``Case`` (``id``,
 ``inputs``, ``reference_outputs``, ``metadata``: a LangSmith example's shape) read from a list
-of dicts or a JSONL, JSON or CSV file. A case's id is given or derived
+of dicts, a JSONL, JSON or CSV file, or a LangSmith dataset. A case's id is given or derived
 from its content, so it is the same in every run and results pair across experiments. A bad
 row raises ``DatasetError`` naming the file, the line and the field; nothing is skipped.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import functools
 import inspect
 import os
@@ -9,9 +10,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+import langsmith
+
 from ._case import Case, Located, case_at, content_id
 from ._errors import DatasetError, Location, did_you_mean
 from ._files import csv_cases, json_cases, jsonl_cases
+from ._langsmith import langsmith_cases
 
 __all__ = ["Dataset"]
 
@@ -24,15 +28,17 @@ class Dataset(Sequence[Case]):
     """The cases an experiment runs: an immutable sequence of ``Case`` with unique ids.
 
     Build one from a list of dicts (``from_records``), a JSONL, JSON or CSV file
-    (``from_jsonl``, ``from_json``, ``from_csv``), or let ``load`` choose by the file's
-    suffix. Every row is checked as it is read: a bad one raises ``DatasetError`` naming the
-    file and line, the field, what was expected and the closest valid name of a misspelt
-    key; nothing is skipped. Cases keep the order of their source; ``dataset[i]`` is the
-    i-th case, ``dataset["id"]`` the case with that id, and a slice is a smaller dataset.
+    (``from_jsonl``, ``from_json``, ``from_csv``), a LangSmith dataset (``from_langsmith``),
+    or let ``load`` choose by the file's suffix. Every row is checked as it is read: a bad
+    one raises ``DatasetError`` naming the file and line, the field, what was expected and
+    the closest valid name of a misspelt key; nothing is skipped. Cases keep the order of
+    their source; ``dataset[i]`` is the i-th case, ``dataset["id"]`` the case with that id,
+    and a slice is a smaller dataset.
 
     Args:
         cases: The cases; their ids must be unique.
-        name: What to call the dataset (the file loaders use the file's stem).
+        name: What to call the dataset (the loaders use the file's stem or the LangSmith
+            dataset's name).
 
     Example:
         >>> dataset = Dataset.from_records(
@@ -179,14 +185,44 @@ class Dataset(Sequence[Case]):
         return cls._read_file(read, path, name)
 
     @classmethod
-    def load(cls, source: StrPath, **options: Any) -> Dataset:
-        """A dataset from a file, read by the loader its suffix selects: ``.jsonl``,
-        ``.csv`` or ``.json``.
+    def from_langsmith(
+        cls,
+        name: str,
+        *,
+        client: langsmith.Client | None = None,
+        splits: Sequence[str] | None = None,
+        as_of: datetime.datetime | str | None = None,
+    ) -> Dataset:
+        """The examples of a LangSmith dataset, read with langsmith's client: each example's
+        id (as a string), ``inputs``, ``outputs`` (as ``reference_outputs``) and
+        ``metadata``. Attachments are not read.
 
         Args:
-            source: The file.
-            **options: The keyword arguments of that loader (``from_csv``'s ``inputs=``,
-                ...); others are refused.
+            name: The dataset's name in LangSmith.
+            client: The client to read with; by default one configured from the environment
+                (``LANGSMITH_ENDPOINT``, ``LANGSMITH_API_KEY``) that gives up within seconds
+                when LangSmith cannot be reached.
+            splits: Only the examples of these splits (``["test"]``).
+            as_of: The dataset's version: a tag (``"prod"``) or a time.
+
+        Raises:
+            DatasetError: LangSmith has no dataset of that name, an example is not a valid
+                case (named by its id), or no example matches.
+        """
+        cases = langsmith_cases(name, client=client, splits=splits, as_of=as_of)
+        return cls._read(cases, name=name, empty=Location(f"LangSmith dataset {name!r}"))
+
+    @classmethod
+    def load(cls, source: StrPath, **options: Any) -> Dataset:
+        """A dataset from a file chosen by its suffix (``.jsonl``, ``.csv``, ``.json``), or
+        from LangSmith when ``source`` is any other string: the dataset's name. A ``Path``,
+        an existing file and a name whose suffix is a near miss (``qa.jsnl``) are files, so
+        a typo is an error here rather than a LangSmith request.
+
+        Args:
+            source: A file path, or the name of a LangSmith dataset.
+            **options: The keyword arguments of the loader ``source`` selects (``from_csv``'s
+                ``inputs=``, ``from_langsmith``'s ``splits=``, ...); others are refused.
 
         Raises:
             DatasetError: As the selected loader does; also for an option it does not take
@@ -304,9 +340,11 @@ def _loader_name(source: StrPath) -> str:
     suffix = path.suffix.lower()
     if suffix in _LOADERS:
         return _LOADERS[suffix]
-    raise DatasetError(
-        f"unknown file type {suffix or '(no suffix)'}"
-        f"{did_you_mean(suffix, _LOADERS) if suffix else ''}; Dataset.load reads .jsonl, "
-        ".csv and .json files",
-        location=Location.in_file(path),
-    )
+    hint = did_you_mean(suffix, _LOADERS) if suffix else ""
+    if isinstance(source, os.PathLike) or path.is_file() or hint:
+        raise DatasetError(
+            f"unknown file type {suffix or '(no suffix)'}{hint}; Dataset.load reads .jsonl, "
+            ".csv and .json files, and takes any other string for a LangSmith dataset's name",
+            location=Location.in_file(path),
+        )
+    return "from_langsmith"

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from langchain_evals_port.core.errors import EvalsError
+from langchain_evals_port import Case as TopLevelCase
+from langchain_evals_port import Dataset as TopLevelDataset
+from langchain_evals_port import DatasetError as TopLevelDatasetError
+from langchain_evals_port import EvalsError
 from langchain_evals_port.experiments import Case, Dataset, DatasetError
 
 RECORDS = [
@@ -29,7 +32,8 @@ def test_records_become_cases_in_order():
     assert dataset.cases == tuple(dataset)
 
 
-def test_dataset_errors_are_value_errors_of_the_package():
+def test_the_top_level_package_exports_the_dataset_names():
+    assert (TopLevelCase, TopLevelDataset, TopLevelDatasetError) == (Case, Dataset, DatasetError)
     assert issubclass(DatasetError, EvalsError)
     assert issubclass(DatasetError, ValueError)
 

@@ -14,7 +14,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import code, prompts, runtime
+    from . import code, experiments, prompts, runtime
     from .core import (
         EvalInput,
         EvalOutput,
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         JudgeOutputError,
         MessageFormatError,
     )
+    from .experiments import Case, Dataset, DatasetError
     from .json_match import JsonMatch
     from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
     from .runtime import DurableEvaluator, EvaluationRuntime
@@ -119,7 +120,8 @@ _LAZY = {
         "trajectory",
     ),
     **dict.fromkeys(("DurableEvaluator", "EvaluationRuntime"), "runtime"),
-    **dict.fromkeys(("code", "prompts", "runtime"), None),
+    **dict.fromkeys(("Case", "Dataset", "DatasetError"), "experiments"),
+    **dict.fromkeys(("code", "experiments", "prompts", "runtime"), None),
 }
 
 
@@ -141,6 +143,9 @@ __version__ = "0.1.0"
 __all__ = [
     "Attachment",
     "CanonicalizationError",
+    "Case",
+    "Dataset",
+    "DatasetError",
     "DurableEvaluator",
     "EmbeddingSimilarity",
     "EvalInput",
@@ -181,6 +186,7 @@ __all__ = [
     "current_tracer",
     "eval_scope",
     "evaluator",
+    "experiments",
     "extract_graph_trajectory",
     "message_to_openai",
     "prompts",

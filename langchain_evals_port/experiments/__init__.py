@@ -1,10 +1,26 @@
 """Experiments: run an application over a dataset, score it, compare with last time.
 
-``Target`` wraps the application (a Runnable, a compiled graph, a function or
-``"module:attr"``) and captures what it did on each case with the runtime's capture
-machinery.
+A ``Dataset`` is a sequence of ``Case`` (``id``, ``inputs``, ``reference_outputs``,
+``metadata``: a LangSmith example's shape) read from a list of dicts, a JSONL, JSON or CSV
+file, or a LangSmith dataset. A case's id is given or derived from its content, so it is the
+same in every run and results pair across experiments. A bad row raises ``DatasetError``
+naming the file, the line and the field; nothing is skipped. ``Target`` wraps the application
+(a Runnable, a compiled graph, a function or ``"module:attr"``) and captures what it did on
+each case with the runtime's capture machinery.
+
+Example:
+    >>> from langchain_evals_port.experiments import Dataset, Target
+    >>> dataset = Dataset.from_records([{"inputs": {"q": "2 + 2?"}, "reference_outputs": "4"}])
+    >>> [(case.id, case.reference_outputs) for case in dataset]
+    [('ed390c1fd1b86ac9', '4')]
+    >>> case = dataset[0]
+    >>> Target(lambda inputs: "4").run(case.inputs, case_id=case.id).outputs
+    '4'
 """
 
+from ._case import Case
+from ._dataset import Dataset
+from ._errors import DatasetError
 from ._target import Target, TargetLike, TargetRun
 
-__all__ = ["Target", "TargetLike", "TargetRun"]
+__all__ = ["Case", "Dataset", "DatasetError", "Target", "TargetLike", "TargetRun"]

@@ -171,7 +171,9 @@ class GateResult:
 
     Args:
         comparison: The comparison the gate judged.
-        max_drop: The largest drop it let through.
+        max_drop: The largest drop it lets through.
+        dropped: Whether the key fell by more than ``max_drop`` (outside the noise or not),
+            or lost all its verdicts.
         passed: False only for a drop larger than ``max_drop`` outside the noise, or for a
             key that lost all its verdicts.
         reason: The comparison and the gate's reading of it, in words.
@@ -179,6 +181,7 @@ class GateResult:
 
     comparison: KeyComparison
     max_drop: float
+    dropped: bool
     passed: bool
     reason: str
 
@@ -396,21 +399,18 @@ def gate(comparison: KeyComparison, max_drop: float) -> GateResult:
     ):
         raise ValueError(f"max_drop must be a finite number >= 0, got {max_drop!r}")
     if comparison.candidate.verdicts == 0 and comparison.baseline.verdicts > 0:
-        return GateResult(
-            comparison, max_drop, False, f"no verdicts now (was {comparison.baseline})"
-        )
+        reason = f"no verdicts now (was {comparison.baseline})"
+        return GateResult(comparison, max_drop, dropped=True, passed=False, reason=reason)
     difference = comparison.difference
-    dropped = difference is not None and difference < -(max_drop + _TOLERANCE)
-    if not dropped:
-        return GateResult(comparison, max_drop, True, str(comparison))
+    if difference is None or difference >= -(max_drop + _TOLERANCE):
+        return GateResult(comparison, max_drop, dropped=False, passed=True, reason=str(comparison))
     if comparison.verdict == "worse":
-        reason = f"a drop of more than {max_drop:g} outside the noise"
-        return GateResult(comparison, max_drop, False, f"{comparison}: {reason}")
-    reason = (
+        reason = f"{comparison}: a drop of more than {max_drop:g} outside the noise"
+        return GateResult(comparison, max_drop, dropped=True, passed=False, reason=reason)
+    noise = (
         "too few shared cases to tell it from noise"
         if comparison.interval is None
         else "within the noise"
     )
-    return GateResult(
-        comparison, max_drop, True, f"{comparison}: a drop of more than {max_drop:g}, {reason}"
-    )
+    reason = f"{comparison}: a drop of more than {max_drop:g}, {noise}"
+    return GateResult(comparison, max_drop, dropped=True, passed=True, reason=reason)

@@ -339,7 +339,7 @@ def comparison_of(before: Sequence[float], after: Sequence[float]) -> KeyCompari
 
 def test_the_gate_fails_a_drop_beyond_the_limit_and_outside_the_noise() -> None:
     result = gate(comparison_of([0.9, 0.8, 0.9, 0.7], [0.7, 0.7, 0.8, 0.6]), max_drop=0.05)
-    assert not result.passed
+    assert (result.dropped, result.passed) == (True, False)
     assert str(result) == (
         "k: -0.125 [-0.205, -0.045] worse: a drop of more than 0.05 outside the noise"
     )
@@ -352,7 +352,7 @@ def test_the_gate_lets_a_large_drop_within_the_noise_through_and_says_so() -> No
     )
     assert comparison.difference == pytest.approx(-0.125)
     result = gate(comparison, max_drop=0.05)
-    assert result.passed
+    assert (result.dropped, result.passed) == (True, True)
     assert result.reason.endswith(
         "no detectable change: a drop of more than 0.05, within the noise"
     )
@@ -362,7 +362,7 @@ def test_the_gate_lets_a_real_drop_within_the_limit_through() -> None:
     comparison = comparison_of([0.9, 0.8, 0.9, 0.7], [0.7, 0.7, 0.8, 0.6])
     assert comparison.verdict == "worse"
     result = gate(comparison, max_drop=0.2)
-    assert result.passed
+    assert (result.dropped, result.passed) == (False, True)
     assert result.reason == "-0.125 [-0.205, -0.045] worse"
 
 
@@ -382,7 +382,7 @@ def test_the_gate_fails_a_key_that_lost_all_its_verdicts() -> None:
     before = summarize({"a": [PASS], "b": [PASS]})
     after = summarize({"a": [EvaluatorResult.failed("k", "timeout", "judge too slow")]})
     result = gate(compare(before, after)["k"], max_drop=0.5)
-    assert not result.passed
+    assert (result.dropped, result.passed) == (True, False)
     assert str(result) == "k: no verdicts now (was 1.000 [0.342, 1.000])"
 
 

@@ -3,14 +3,17 @@
 Registered through the ``pytest11`` entry point as ``langchain_evals``. Nothing happens
 until a test is marked ``@pytest.mark.eval_suite`` (on the test, its class or its module, via
 ``pytestmark``) or the ini sets ``evals_autouse = true``. Each such test runs inside
-``eval_scope(report)``, so evaluators built without a tracer report into the run's single
-``EvalReport``; an evaluator given its own tracer keeps it. The ``eval_report`` fixture hands
+``eval_scope(report.for_case(nodeid))``, so evaluators built without a tracer report into the
+run's single ``EvalReport``, filed under the test (its case); an evaluator given its own
+tracer keeps it. The ``eval_report`` fixture hands
 that report to a test (under pytest-xdist, the report of the test's worker).
 
 At the end of the run the report is written, when anything was evaluated, to
 ``eval-report.md`` with ``.json`` and ``.html`` twins, and the run is appended to
 ``eval-report.history.json`` beside it for the HTML trend charts. The ``change`` column
-compares with the pinned baseline when there is one, else with the previous run's ``.json``.
+compares with the pinned baseline when there is one, else with the previous run's ``.json``,
+test by test: the mean per-test difference with its 95 % interval and a verdict
+(``reporting.statistics``).
 Under pytest-xdist (optional) the workers send their results to the controller, which merges
 and writes them. In a test also marked ``@pytest.mark.langsmith``, every result is logged as
 that LangSmith test's feedback too (``langsmith.testing.log_feedback``).
@@ -25,8 +28,11 @@ wins; a command-line path is relative to the invocation directory, an ini one to
 - ``--evals-report PATH`` / ``evals_report``: where the Markdown goes.
 - ``--evals-baseline PATH`` / ``evals_baseline``: the pinned baseline, a report's JSON. It
   must exist and hold a report (else a usage error), except when it is being updated.
-- ``--evals-max-drop DROP`` / ``evals_max_drop``: fail the session when any key's mean is
-  more than ``DROP`` below the pinned baseline's; needs ``--evals-baseline``.
+- ``--evals-max-drop DROP`` / ``evals_max_drop``: fail the session when any key dropped by
+  more than ``DROP`` below the pinned baseline *and* outside the noise (the 95 % interval of
+  the per-test differences lies below 0; ``reporting.gate``), or lost all its verdicts; a
+  larger drop within the noise is reported, not failed. Needs ``--evals-baseline``, with
+  per-test scores (a baseline written before they were kept is a usage error).
 - ``--evals-update-baseline``: when the tests pass, write this run's figures to the pinned
   baseline (drops are then reported as accepted, not failed); needs ``--evals-baseline``.
 - ``evals_autouse`` (ini only): open the scope around every test.
@@ -45,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from langchain_evals_port.reporting import EvalReport
+    from langchain_evals_port.reporting import EvalReport, GateResult
 
 # Every pytest start in the environment imports this module, so at load time it imports
 # nothing but pytest and the standard library; the evaluation machinery (langchain-core,
@@ -76,7 +82,7 @@ class _EvalRun:
     baseline: dict[str, Any] | None = None
     written: bool = False
     baseline_updated: bool = False
-    drops: list[str] = field(default_factory=list)
+    gated: list[GateResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -120,8 +126,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DROP",
         type=float,
         default=None,
-        help="fail the session when any key's mean falls more than DROP below the pinned "
-        "baseline (needs --evals-baseline).",
+        help="fail the session when any key falls more than DROP below the pinned baseline "
+        "and outside the noise, compared test by test (needs --evals-baseline).",
     )
     group.addoption(
         "--evals-update-baseline",
@@ -133,7 +139,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("evals_report", "where the evaluation report goes, from the rootdir.")
     parser.addini("evals_baseline", "the pinned baseline (a report's JSON), from the rootdir.")
-    parser.addini("evals_max_drop", "fail when any key's mean falls more than this below.")
+    parser.addini(
+        "evals_max_drop", "fail when any key falls more than this below, outside the noise."
+    )
     parser.addini(
         "evals_autouse", "open an eval scope around every test.", type="bool", default=False
     )
@@ -152,9 +160,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     run.baseline_path = _baseline_path(config, run)
     if run.baseline_path is not None and not hasattr(config, "workerinput"):
-        run.baseline = _read_baseline(
-            run.baseline_path, _setting(config, "evals_baseline"), run.update_baseline, run.notes
-        )
+        name = _setting(config, "evals_baseline")
+        run.baseline = _read_baseline(run.baseline_path, name, run.update_baseline, run.notes)
+        if run.max_drop is not None and run.baseline is not None:
+            _check_cases(run, name, _setting(config, "evals_max_drop"))
     config.stash[_RUN] = run
 
 
@@ -256,14 +265,33 @@ def _read_baseline(
     raise pytest.UsageError(f"{name} {path} {problem}")
 
 
+def _check_cases(run: _EvalRun, name: str, max_drop: str) -> None:
+    # The gate compares test by test: a baseline written before the per-test scores were
+    # kept would let every key through unjudged.
+    from langchain_evals_port.reporting._summary import baseline_means, baseline_statistics
+
+    missing = sorted(set(baseline_means(run.baseline)) - set(baseline_statistics(run.baseline)))
+    if not missing:
+        return
+    problem = (
+        f"{name} {run.baseline_path} has no per-test scores for {', '.join(missing)} (it was "
+        f"written before they were kept); {max_drop} compares test by test"
+    )
+    if not run.update_baseline:
+        raise pytest.UsageError(f"{problem}: rewrite it with --evals-update-baseline")
+    run.notes.append(f"{problem}, so their drops are not judged; replacing it")
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    """Run a marked test (setup, call and teardown) inside ``eval_scope(report)``."""
+    """Run a marked test (setup, call and teardown) inside ``eval_scope``, its results filed
+    in the report under the test's node id (the case the next run compares it with)."""
     if item.get_closest_marker(MARKER) is None and not item.config.getini("evals_autouse"):
         return (yield)
     from langchain_evals_port.core import eval_scope
 
-    with eval_scope(item.config.stash[_RUN].collecting(), *_langsmith_feedback(item)):
+    report = item.config.stash[_RUN].collecting()
+    with eval_scope(report.for_case(item.nodeid), *_langsmith_feedback(item)):
         return (yield)
 
 
@@ -328,32 +356,27 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     pinned = str(run.baseline_path) if run.baseline_path else None
     run.notes += [str(w.message) for w in caught if not (pinned and pinned in str(w.message))]
     if run.max_drop is not None:
-        run.drops = _drops(run)
+        run.gated = _gate(run)
         # Accepting the figures into the baseline is accepting their drops too.
-        if run.drops and passed and not run.update_baseline:
+        if passed and not run.update_baseline and not all(g.passed for g in run.gated):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def _drops(run: _EvalRun) -> list[str]:
-    from langchain_evals_port.reporting._summary import baseline_means
+def _gate(run: _EvalRun) -> list[GateResult]:
+    from langchain_evals_port.reporting import gate
+    from langchain_evals_port.reporting._summary import baseline_statistics
 
     assert run.max_drop is not None
     assert run.report is not None
-    drops = []
-    summaries = run.report.summaries()
-    for key, before in baseline_means(run.baseline).items():
-        summary = summaries.get(key)
-        if summary is None:
-            continue
-        mean = summary.mean
-        # A key that was scored before and has no verdict now (every result failed or
-        # inconclusive) is the worst drop there is.
-        if mean is None:
-            drops.append(f"{key} {before:.3f} -> no verdicts")
-        # A hair of tolerance, so a drop of exactly the limit does not fail on rounding.
-        elif before - mean > run.max_drop + 1e-9:
-            drops.append(f"{key} {before:.3f} -> {mean:.3f}")
-    return drops
+    comparisons = run.report.compare(run.baseline)
+    comparable = run.report.statistics().keys() & baseline_statistics(run.baseline).keys()
+    uncased = sorted(comparable - comparisons.keys())
+    if uncased:
+        run.notes.append(
+            f"not judged by the max drop: {', '.join(uncased)} (results reported outside a "
+            "test's eval scope, e.g. to the eval_report fixture, have no case to compare)"
+        )
+    return [gate(comparison, run.max_drop) for comparison in comparisons.values()]
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -361,7 +384,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     run = config.stash.get(_RUN, None)
     if run is None or hasattr(config, "workerinput"):
         return
-    if not (run.written or run.notes or run.drops):
+    drops = [g for g in run.gated if not g.passed]
+    forgiven = [g for g in run.gated if g.dropped and g.passed]
+    if not (run.written or run.notes or run.gated):
         return
     terminalreporter.section("evaluation report")
     for note in run.notes:
@@ -374,12 +399,20 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         )
     if run.baseline_updated:
         terminalreporter.write_line(f"baseline {run.baseline_path} updated with this run")
-    if run.drops:
+    if forgiven:
+        terminalreporter.write_line(
+            f"not failed: drops of more than {run.max_drop} that cannot be told from noise:"
+        )
+        for result in forgiven:
+            terminalreporter.write_line(f"    {result}")
+    if drops:
         dropped = (
-            f"evaluation means dropped more than {run.max_drop} below the baseline "
-            f"{run.baseline_path}: " + ", ".join(run.drops)
+            f"evaluation scores fell below the baseline {run.baseline_path} by more than "
+            f"{run.max_drop}:"
         )
         if run.baseline_updated:
             terminalreporter.write_line(f"accepted into the baseline: {dropped}", yellow=True)
         else:
             terminalreporter.write_line(f"FAILED: {dropped}", red=True)
+        for result in drops:
+            terminalreporter.write_line(f"    {result}", red=not run.baseline_updated)

@@ -5,6 +5,10 @@
 change against the previous run, its JSON twin (the next run's baseline, in evals4j's format)
 and a self-contained HTML page with a trend chart per feedback key.
 
+``summarize``, ``compare`` and ``gate`` (also in ``reporting.statistics``, whose documentation
+says how each interval is computed) give every key its mean with a 95 % interval, compare two
+runs case by case, and fail only on a drop outside the noise.
+
 ``evaluate_many`` / ``aevaluate_many`` evaluate a list of cases with bounded concurrency,
 results in input order, with a progress counter on a terminal.
 
@@ -13,13 +17,29 @@ This package is not imported by ``import langchain_evals_port``; import it expli
 
 from ._many import aevaluate_many, evaluate_many
 from ._report import SCHEMA_VERSION, EvalReport
+from ._statistics import (
+    GateResult,
+    Interval,
+    KeyComparison,
+    KeyStatistics,
+    compare,
+    gate,
+    summarize,
+)
 from ._summary import KeySummary, ReportEntry
 
 __all__ = [
     "SCHEMA_VERSION",
     "EvalReport",
+    "GateResult",
+    "Interval",
+    "KeyComparison",
+    "KeyStatistics",
     "KeySummary",
     "ReportEntry",
     "aevaluate_many",
+    "compare",
     "evaluate_many",
+    "gate",
+    "summarize",
 ]

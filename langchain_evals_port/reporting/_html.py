@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from ._summary import KeySummary, format_change, format_mean
+from ._summary import KeySummary, format_mean
 
 _WIDTH = 320
 _HEIGHT = 120
@@ -27,32 +27,41 @@ def render_html(
     summaries: Sequence[KeySummary],
     trends: Mapping[str, Sequence[float]],
     listing: Sequence[str],
-    baseline: Mapping[str, float] | None = None,
+    changes: Mapping[str, str],
+    case_changes: Sequence[str],
 ) -> str:
-    """The page: the summary table, one trend chart per key, and the listing of results.
+    """The page: the summary table, the cases that changed, one trend chart per key, and the
+    listing of results.
 
     Args:
         summaries: The figures of each key, in display order.
         trends: Each key's mean over past runs and this one, oldest first.
         listing: One line per result, in words.
-        baseline: The baseline means for the ``change`` column.
+        changes: Each key's ``change`` cell.
+        case_changes: One line per key whose cases changed, in words.
     """
-    previous = baseline or {}
     rows = "".join(
         f"<tr><td>{escape(s.key)}</td><td>{format_mean(s.mean)}</td><td>{s.count}</td>"
-        f"<td>{format_change(s.mean, previous.get(s.key))}</td>"
+        f"<td>{escape(changes.get(s.key, ''))}</td>"
         f"<td>{s.inconclusive}</td><td>{s.failed}</td></tr>\n"
         for s in summaries
     )
     charts = "".join(_chart(s.key, trends.get(s.key, ())) for s in summaries)
     items = "".join(f"<li>{escape(line)}</li>\n" for line in listing)
+    by_case = (
+        "<h2>Changes by case</h2>\n<ul>\n"
+        + "".join(f"<li>{escape(line)}</li>\n" for line in case_changes)
+        + "</ul>\n"
+        if case_changes
+        else ""
+    )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8" />\n'
         f"<title>Evaluation report</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
         "<h1>Evaluation report</h1>\n<table>\n"
         "<tr><th>evaluator</th><th>mean score</th><th>n</th><th>change</th>"
         "<th>inconclusive</th><th>failed</th></tr>\n"
-        f"{rows}</table>\n<h2>Trends</h2>\n{charts}\n<h2>Results</h2>\n<ul>\n{items}</ul>\n"
+        f"{rows}</table>\n{by_case}<h2>Trends</h2>\n{charts}\n<h2>Results</h2>\n<ul>\n{items}</ul>\n"
         "</body>\n</html>\n"
     )
 

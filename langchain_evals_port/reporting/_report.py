@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
@@ -12,17 +13,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from langchain_evals_port.core import EvalRequest, EvaluatorResult
+from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult
 
 from ._html import render_html
+from ._statistics import KeyComparison, KeyStatistics, compare, summarize
 from ._summary import (
     KeySummary,
     ReportEntry,
     baseline_means,
+    baseline_statistics,
     describe,
     format_change,
     format_mean,
-    summarise,
+    summary_of,
 )
 
 SCHEMA_VERSION = 1
@@ -33,9 +36,11 @@ class EvalReport:
     """Collects evaluation results as an ``EvalTracer`` and summarises them per feedback key.
 
     Hand it to evaluators (``tracer=report``) or open ``eval_scope(report)`` around the code
-    under test. It is safe to share between threads and asyncio tasks. ``to_markdown``,
-    ``to_json`` and ``to_html`` render the summary; ``write`` writes all three and keeps a
-    bounded history of runs for the HTML trend charts.
+    under test; ``eval_scope(report.for_case(case_id))`` files the results under a case, so
+    that a later run's results are compared with them case by case (the pytest plugin opens
+    one case per test). It is safe to share between threads and asyncio tasks.
+    ``to_markdown``, ``to_json`` and ``to_html`` render the summary; ``write`` writes all
+    three and keeps a bounded history of runs for the HTML trend charts.
 
     Example:
         >>> from langchain_evals_port import ExactMatch, eval_scope
@@ -59,13 +64,35 @@ class EvalReport:
         """Starts are not reported; only results are."""
 
     def on_result(self, evaluator: str, result: EvaluatorResult) -> None:
-        """Keep ``result`` for the summary and the listing."""
-        with self._lock:
-            self._entries.append(ReportEntry(evaluator, result))
+        """Keep ``result`` for the summary and the listing, outside any case."""
+        self._add(ReportEntry(evaluator, result))
 
     def on_error(self, evaluator: str, error: BaseException) -> None:
         """Errors are not counted here: a recorded failure also arrives as a ``failed``
         result, and a raised one fails the caller, so counting both would count it twice."""
+
+    def for_case(self, case: str) -> EvalTracer:
+        """A tracer that files every result it receives in this report under ``case``.
+
+        Results of one key filed under the same case are that case's trials. Two runs'
+        results are compared case by case (``compare``) when every result of the key, in
+        both runs, was filed under a case.
+
+        Example:
+            >>> from langchain_evals_port import ExactMatch, eval_scope
+            >>> report = EvalReport()
+            >>> with eval_scope(report.for_case("greeting")):
+            ...     _ = ExactMatch()(outputs="hi", reference_outputs="hi")
+            >>> report.entries[0].case
+            'greeting'
+        """
+        if not isinstance(case, str):
+            raise TypeError(f"case must be a case id (str), got {type(case).__name__}")
+        return _CaseTracer(self, case)
+
+    def _add(self, entry: ReportEntry) -> None:
+        with self._lock:
+            self._entries.append(entry)
 
     # --- figures -------------------------------------------------------------------------
 
@@ -76,11 +103,33 @@ class EvalReport:
             return list(self._entries)
 
     def summaries(self) -> dict[str, KeySummary]:
-        """The figures of every feedback key, keys in sorted order."""
-        by_key: dict[str, list[EvaluatorResult]] = {}
-        for entry in self.entries:
-            by_key.setdefault(entry.result.key, []).append(entry.result)
-        return {key: summarise(key, by_key[key]) for key in sorted(by_key)}
+        """The table's figures of every feedback key, keys in sorted order."""
+        return {key: summary_of(figures) for key, figures in self.statistics().items()}
+
+    def statistics(self) -> dict[str, KeyStatistics]:
+        """Every feedback key's mean with its 95 % interval (``summarize``), keys in order.
+
+        A result outside any case is a case of its own.
+        """
+        entries = self.entries
+        named = {entry.case for entry in entries if entry.case is not None}
+        # Results outside any case get names no real case has.
+        unnamed = (name for n in itertools.count(1) if (name := f"result {n}") not in named)
+        results_by_case: dict[str, list[EvaluatorResult]] = {}
+        for entry in entries:
+            case = entry.case if entry.case is not None else next(unnamed)
+            results_by_case.setdefault(case, []).append(entry.result)
+        return summarize(results_by_case)
+
+    def compare(self, baseline: Mapping[str, Any] | None) -> dict[str, KeyComparison]:
+        """This run's keys compared case by case with a previous run's ``to_json()``.
+
+        Only keys whose every result, in both runs, was filed under a case are compared
+        (see ``for_case``); the rest have only the difference of their means.
+        """
+        uncased = _uncased_keys(self.entries)
+        current = {key: s for key, s in self.statistics().items() if key not in uncased}
+        return compare(baseline_statistics(baseline), current)
 
     @classmethod
     def merged(cls, reports: Iterable[EvalReport]) -> EvalReport:
@@ -93,9 +142,10 @@ class EvalReport:
     def to_records(self) -> list[dict[str, Any]]:
         """Every result as plain JSON data, for carrying a report across processes.
 
-        Each record is ``{"evaluator": name, "result": {...}}`` with the result's fields in
-        JSON form; metadata values JSON cannot hold are turned into their ``str``.
-        ``from_records`` reads them back (e.g. to merge pytest-xdist workers' reports).
+        Each record is ``{"evaluator": name, "result": {...}, "case": case}`` with the
+        result's fields in JSON form (``case`` is ``None`` outside any case); metadata values
+        JSON cannot hold are turned into their ``str``. ``from_records`` reads them back
+        (e.g. to merge pytest-xdist workers' reports).
 
         Example:
             >>> from langchain_evals_port import ExactMatch, eval_scope
@@ -110,6 +160,7 @@ class EvalReport:
             {
                 "evaluator": entry.evaluator,
                 "result": json.loads(json.dumps(entry.result.model_dump(), default=str)),
+                "case": entry.case,
             }
             for entry in self.entries
         ]
@@ -119,7 +170,11 @@ class EvalReport:
         """A new report holding the results of ``to_records()`` output, in order."""
         report = cls()
         report._entries.extend(
-            ReportEntry(str(record["evaluator"]), EvaluatorResult.model_validate(record["result"]))
+            ReportEntry(
+                str(record["evaluator"]),
+                EvaluatorResult.model_validate(record["result"]),
+                None if record.get("case") is None else str(record["case"]),
+            )
             for record in records
         )
         return report
@@ -130,47 +185,68 @@ class EvalReport:
         """The summary in evals4j's JSON format, with this run's time in UTC.
 
         ``{"schema": 1, "generatedAt": "2026-01-31T12:00:00Z", "keys": {key: {"mean": ...,
-        "count": ..., "inconclusive": ..., "failed": ...}}}``; ``mean`` is ``null`` for a key
-        without verdicts. Readers take only ``mean`` and ignore what they do not know.
+        "count": ..., "inconclusive": ..., "failed": ..., "cases": {case: [score, ...]}}}}``;
+        ``mean`` is ``null`` for a key without verdicts. ``cases`` holds each case's verdict
+        scores, for the next run's case-by-case comparison; a key with a result outside any
+        case has none. Readers take what they know and ignore the rest.
         """
+        entries = self.entries
+        uncased = _uncased_keys(entries)
+        scores: dict[str, dict[str, list[bool | float]]] = {}
+        for entry in entries:
+            result = entry.result
+            if entry.case is not None and result.score is not None and result.key not in uncased:
+                scores.setdefault(result.key, {}).setdefault(entry.case, []).append(result.score)
+        keys: dict[str, Any] = {}
+        for key, summary in self.summaries().items():
+            keys[key] = {
+                "mean": summary.mean,
+                "count": summary.count,
+                "inconclusive": summary.inconclusive,
+                "failed": summary.failed,
+            }
+            if key not in uncased:
+                # Sorted, so that a pinned baseline changes only where a score did.
+                by_case = scores.get(key, {})
+                keys[key]["cases"] = {case: sorted(by_case[case]) for case in sorted(by_case)}
         generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
         return {
             "schema": SCHEMA_VERSION,
             "generatedAt": generated.replace("+00:00", "Z"),
-            "keys": {
-                key: {
-                    "mean": summary.mean,
-                    "count": summary.count,
-                    "inconclusive": summary.inconclusive,
-                    "failed": summary.failed,
-                }
-                for key, summary in self.summaries().items()
-            },
+            "keys": keys,
         }
 
     def to_markdown(self, baseline: Mapping[str, Any] | None = None) -> str:
-        """A Markdown summary: a table, then every result with its reasoning.
+        """A Markdown summary: a table, the cases that changed, every result with its reasoning.
 
         The table has the columns ``evaluator`` (the feedback key, as in evals4j), ``mean
-        score`` and ``n`` (over verdicts only), ``change`` (the mean minus ``baseline``'s mean
-        for the key, blank without one) and the ``inconclusive`` and ``failed`` counts.
+        score`` and ``n`` (over verdicts only), ``change`` and the ``inconclusive`` and
+        ``failed`` counts. ``change`` compares with ``baseline`` case by case where both runs
+        filed the key's results under cases (``-0.120 [-0.200, -0.040] worse``: the mean
+        per-case difference, its 95 % interval and the verdict, see ``compare``), and is the
+        plain difference of the means otherwise; blank without a baseline. The cases that got
+        worse or better, or are in one run only, are listed under the table.
 
         Args:
             baseline: A previous run's ``to_json()``.
         """
-        previous = baseline_means(baseline)
+        summaries = self.summaries()
+        comparisons = self.compare(baseline)
+        changes = _change_column(summaries, comparisons, baseline)
         lines = [
             "# Evaluation report",
             "",
             "| evaluator | mean score | n | change | inconclusive | failed |",
             "| --- | ---: | ---: | ---: | ---: | ---: |",
         ]
-        for key, summary in self.summaries().items():
+        for key, summary in summaries.items():
             lines.append(
                 f"| {_cell(key)} | {format_mean(summary.mean)} | {summary.count} "
-                f"| {format_change(summary.mean, previous.get(key))} "
-                f"| {summary.inconclusive} | {summary.failed} |"
+                f"| {changes[key]} | {summary.inconclusive} | {summary.failed} |"
             )
+        if by_case := _case_changes(comparisons):
+            lines += ["", "## Changes by case", ""]
+            lines += [f"- {_one_line(line)}" for line in by_case]
         lines += ["", "## Results", ""]
         lines += [f"- {_one_line(describe(entry))}" for entry in self.entries]
         return "\n".join(lines) + "\n"
@@ -180,21 +256,30 @@ class EvalReport:
         history: Sequence[Mapping[str, Any]] = (),
         baseline: Mapping[str, Any] | None = None,
     ) -> str:
-        """A self-contained HTML page: the table, a trend chart per key, every result.
+        """A self-contained HTML page: the table, the cases that changed, a trend chart per
+        key, every result.
 
         Args:
             history: Past runs' ``to_json()``, oldest first; each key's chart plots its mean
                 in every past run that has one, then this run's (a run without a verdict
                 for the key has no point).
-            baseline: A previous run's ``to_json()`` for the ``change`` column.
+            baseline: A previous run's ``to_json()`` for the ``change`` column, as in
+                ``to_markdown``.
         """
         summaries = self.summaries()
+        comparisons = self.compare(baseline)
         trends = {
             key: [*_history_means(history, key), *([s.mean] if s.mean is not None else [])]
             for key, s in summaries.items()
         }
         listing = [describe(entry) for entry in self.entries]
-        return render_html(list(summaries.values()), trends, listing, baseline_means(baseline))
+        return render_html(
+            list(summaries.values()),
+            trends,
+            listing,
+            _change_column(summaries, comparisons, baseline),
+            _case_changes(comparisons),
+        )
 
     # --- files ---------------------------------------------------------------------------
 
@@ -260,6 +345,50 @@ class EvalReport:
             assert baseline_path is not None  # checked above, before anything was written
             _write_text(Path(baseline_path), json.dumps(current, indent=2) + "\n")
         return True
+
+
+class _CaseTracer:
+    """Files the results it receives in a report under one case (``EvalReport.for_case``)."""
+
+    def __init__(self, report: EvalReport, case: str) -> None:
+        self._report = report
+        self._case = case
+
+    def on_start(self, evaluator: str, request: EvalRequest) -> None:
+        """Starts are not reported; only results are."""
+
+    def on_result(self, evaluator: str, result: EvaluatorResult) -> None:
+        """Keep ``result`` under the case."""
+        self._report._add(ReportEntry(evaluator, result, self._case))
+
+    def on_error(self, evaluator: str, error: BaseException) -> None:
+        """Errors are not counted (see ``EvalReport.on_error``)."""
+
+
+def _uncased_keys(entries: Iterable[ReportEntry]) -> set[str]:
+    """The keys with a result outside any case: they cannot be compared case by case."""
+    return {entry.result.key for entry in entries if entry.case is None}
+
+
+def _change_column(
+    summaries: Mapping[str, KeySummary],
+    comparisons: Mapping[str, KeyComparison],
+    baseline: Mapping[str, Any] | None,
+) -> dict[str, str]:
+    """Each key's ``change``: paired where the runs share cases, else the means' difference."""
+    previous = baseline_means(baseline)
+    return {
+        key: (
+            str(comparisons[key])
+            if key in comparisons and comparisons[key].shared
+            else format_change(summary.mean, previous.get(key))
+        )
+        for key, summary in summaries.items()
+    }
+
+
+def _case_changes(comparisons: Mapping[str, KeyComparison]) -> list[str]:
+    return [f"{key}: {text}" for key, c in comparisons.items() if (text := c.case_changes())]
 
 
 def _history_means(history: Sequence[Mapping[str, Any]], key: str) -> list[float]:

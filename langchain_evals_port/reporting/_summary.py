@@ -9,13 +9,17 @@ from typing import Any
 
 from langchain_evals_port.core import EvaluatorResult
 
+from ._statistics import KeyStatistics, summarize
+
 
 @dataclass(frozen=True)
 class ReportEntry:
-    """One result the report received, with the name of the evaluator that produced it."""
+    """One result the report received, with the name of the evaluator that produced it and
+    the case it was reported under (``None`` outside any case)."""
 
     evaluator: str
     result: EvaluatorResult
+    case: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,14 +42,14 @@ class KeySummary:
     failed: int
 
 
-def summarise(key: str, results: list[EvaluatorResult]) -> KeySummary:
-    scores = [float(r.score) for r in results if r.outcome == "verdict" and r.score is not None]
+def summary_of(figures: KeyStatistics) -> KeySummary:
+    """The table row of a key's statistics."""
     return KeySummary(
-        key=key,
-        mean=math.fsum(scores) / len(scores) if scores else None,
-        count=len(scores),
-        inconclusive=sum(r.outcome == "inconclusive" for r in results),
-        failed=sum(r.outcome == "failed" for r in results),
+        key=figures.key,
+        mean=figures.mean,
+        count=figures.verdicts,
+        inconclusive=figures.inconclusive,
+        failed=figures.failed,
     )
 
 
@@ -60,6 +64,34 @@ def baseline_means(report: Mapping[str, Any] | None) -> dict[str, float]:
         if isinstance(mean, (int, float)) and not isinstance(mean, bool):
             means[str(key)] = float(mean)
     return means
+
+
+def baseline_statistics(report: Mapping[str, Any] | None) -> dict[str, KeyStatistics]:
+    """The statistics of a JSON report's keys that carry their per-case scores (``cases``).
+
+    Keys without them (reports written before they were kept, or by results outside any
+    case) or with malformed ones are left out; inconclusive and failed results are not kept
+    per case, so the statistics count verdicts only.
+    """
+    keys = report.get("keys") if report is not None else None
+    if not isinstance(keys, Mapping):
+        return {}
+    results_by_case: dict[str, list[EvaluatorResult]] = {}
+    for key, figures in keys.items():
+        cases = figures.get("cases") if isinstance(figures, Mapping) else None
+        if not (isinstance(cases, Mapping) and all(map(_is_scores, cases.values()))):
+            continue
+        for case, scores in cases.items():
+            results_by_case.setdefault(str(case), []).extend(
+                EvaluatorResult(key=str(key), score=score) for score in scores
+            )
+    return summarize(results_by_case)
+
+
+def _is_scores(scores: Any) -> bool:
+    return isinstance(scores, list) and all(
+        isinstance(score, (bool, int, float)) and math.isfinite(score) for score in scores
+    )
 
 
 def format_mean(mean: float | None) -> str:

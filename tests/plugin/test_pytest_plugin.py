@@ -11,14 +11,23 @@ from pathlib import Path
 
 import pytest
 
+# pytester's in-process runs forget the modules first imported during them, and numpy (under
+# scipy.stats, which the report's statistics use) cannot be imported twice in one process:
+# it is imported here, once, for every inner run.
+import scipy.stats  # noqa: F401
+
 # Block the entry-point registration (if installed) and load the module by name, so the
 # inner runs use this checkout's plugin whether or not the entry point is registered.
 PLUGIN = ["-p", "no:langchain_evals", "-p", "langchain_evals_port.pytest_plugin"]
 OPTS = [*PLUGIN, "-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"]
 
+# One test per score, named by its position, so that a run with other scores keeps the
+# same tests (the cases the change column and the max drop compare one by one).
 SCORES = """
 import pytest
 from langchain_evals_port import evaluator
+
+SCORES = {scores}
 
 
 @evaluator(feedback_key="quality")
@@ -27,8 +36,9 @@ def quality(outputs, reference_outputs):
 
 
 @pytest.mark.eval_suite
-@pytest.mark.parametrize("score", {scores})
-def test_quality(score):
+@pytest.mark.parametrize("case", range(len(SCORES)))
+def test_quality(case):
+    score = SCORES[case]
     assert quality(outputs="x", reference_outputs=score)["score"] == score
 """
 
@@ -204,7 +214,12 @@ def test_second_run_has_change_column_and_trend(pytester: pytest.Pytester) -> No
     pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
     run(pytester).assert_outcomes(passed=2)
     second = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
-    assert "| quality | 1.000 | 2 | +0.100 |" in second
+    # Test by test: one rose by 0.2, one stayed; two tests cannot tell that from noise.
+    assert "| quality | 1.000 | 2 | +0.100 [-1.171, +1.371] no detectable change |" in second
+    assert (
+        "- quality: better: test_second_run_has_change_column_and_trend.py::test_quality[1] (+0.200)"
+        in second
+    )
     html = (pytester.path / "eval-report.html").read_text(encoding="utf-8")
     assert html.count("<circle") == 2
     history = json.loads((pytester.path / "eval-report.history.json").read_text())
@@ -219,37 +234,65 @@ def baseline_mean(pytester: pytest.Pytester) -> float:
 
 
 def test_a_regression_fails_every_run_until_it_is_accepted(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
+    pytester.makepyfile(SCORES.format(scores=[1.0] * 4))
     result = run(pytester, *PIN, "--evals-update-baseline")
-    result.assert_outcomes(passed=2)
+    result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*baseline *eval-baseline.json updated with this run*"])
     assert baseline_mean(pytester) == 1.0
 
-    # The bot got worse: every run fails, not only the first one after the change.
-    pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
+    # The bot got worse on every test: every run fails, not only the first one after it.
+    pytester.makepyfile(SCORES.format(scores=[0.9, 0.8, 0.8, 0.7]))
     for _ in range(2):
         result = run(pytester, *PIN, "--evals-max-drop", "0.05")
-        result.assert_outcomes(passed=2)
+        result.assert_outcomes(passed=4)
         assert result.ret == pytest.ExitCode.TESTS_FAILED
         result.stdout.fnmatch_lines(
             [
-                "FAILED: evaluation means dropped more than 0.05 below the baseline "
-                "*eval-baseline.json: quality 1.000 -> 0.900"
+                "FAILED: evaluation scores fell below the baseline *eval-baseline.json by more "
+                "than 0.05:"
             ]
         )
+        assert (
+            "\n    quality: -0.200 [-0.330, -0.070] worse: a drop of more than 0.05 outside "
+            "the noise\n" in result.stdout.str()
+        )
         assert baseline_mean(pytester) == 1.0
-        assert "| quality | 0.900 | 2 | -0.100 |" in (pytester.path / "eval-report.md").read_text()
+        markdown = (pytester.path / "eval-report.md").read_text()
+        assert "| quality | 0.800 | 4 | -0.200 [-0.330, -0.070] worse |" in markdown
 
     # Accepting the new figures passes and re-pins; the next run compares with them.
     result = run(pytester, *PIN, "--evals-max-drop", "0.05", "--evals-update-baseline")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["accepted into the baseline: *quality 1.000 -> 0.900"])
-    assert baseline_mean(pytester) == 0.9
+    result.stdout.fnmatch_lines(["accepted into the baseline: *"])
+    assert "\n    quality: -0.200 [-0.330, -0.070] worse: " in result.stdout.str()
+    assert baseline_mean(pytester) == pytest.approx(0.8)
     assert run(pytester, *PIN, "--evals-max-drop", "0.05").ret == pytest.ExitCode.OK
 
     # The trend keeps every run, apart from the baseline.
     history = json.loads((pytester.path / "eval-report.history.json").read_text())
-    assert [r["keys"]["quality"]["mean"] for r in history] == [1.0, 0.9, 0.9, 0.9, 0.9]
+    assert [r["keys"]["quality"]["mean"] for r in history] == pytest.approx([1.0, *[0.8] * 4])
+
+
+def test_max_drop_lets_a_larger_drop_within_the_noise_through(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]))
+    run(pytester, *PIN, "--evals-update-baseline").assert_outcomes(passed=8)
+    # The mean fell by 0.125, more than the limit (the plain rule on means failed this run),
+    # but two tests fell and one rose: eight tests cannot tell that from noise.
+    pytester.makepyfile(SCORES.format(scores=[0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]))
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05")
+    assert result.ret == pytest.ExitCode.OK
+    assert (
+        "\nnot failed: drops of more than 0.05 that cannot be told from noise:\n"
+        "    quality: -0.125 [-0.661, +0.411] no detectable change: a drop of more than 0.05, "
+        "within the noise\n" in result.stdout.str()
+    )
+    assert "FAILED" not in result.stdout.str()
+    markdown = (pytester.path / "eval-report.md").read_text()
+    assert re.search(
+        r"- quality: worse: \S+\[0\] \(-1\.000\), \S+\[3\] \(-1\.000\); "
+        r"better: \S+\[6\] \(\+1\.000\)",
+        markdown,
+    ), markdown
 
 
 def test_max_drop_within_the_limit_passes(pytester: pytest.Pytester) -> None:
@@ -384,6 +427,10 @@ def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
     assert figures["count"] == 8
     assert figures["mean"] == 0.625
     assert report_json(pytester, "eval-baseline.json")["keys"]["quality"] == figures
+    # Every worker's results keep their test as their case.
+    assert list(figures["cases"]) == [
+        f"test_xdist_workers_merge_into_one_report.py::test_quality[{n}]" for n in range(8)
+    ]
     markdown = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
     assert markdown.count("- quality (quality): ") == 8
     assert len(json.loads((pytester.path / "eval-report.history.json").read_text())) == 1
@@ -451,7 +498,8 @@ def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None
         assert completed.returncode == 0, completed.stdout + completed.stderr
     markdown = report.read_text(encoding="utf-8")
     for key in ("concise", "mentions_facts", "routing"):
-        assert re.search(rf"\| {key} \| [0-9.]+ \| 3 \| [+-]0\.000 \|", markdown), markdown
+        unchanged = r"\+0\.000 \[\+0\.000, \+0\.000\] no detectable change"
+        assert re.search(rf"\| {key} \| [0-9.]+ \| 3 \| {unchanged} \|", markdown), markdown
     assert report.with_suffix(".html").read_text(encoding="utf-8").count("<circle") == 6
 
 
@@ -477,4 +525,53 @@ def test_max_drop_counts_a_key_without_verdicts_as_dropped(pytester: pytest.Pyte
     pytester.makepyfile(UNSCORED)
     result = run(pytester, *PIN, "--evals-max-drop", "0.05")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    result.stdout.fnmatch_lines(["*quality 1.000 -> no verdicts*"])
+    result.stdout.fnmatch_lines(["    quality: no verdicts now (was 1.000 [1.000, 1.000])"])
+
+
+OLD_BASELINE = {
+    "schema": 1,
+    "keys": {"quality": {"mean": 1.0, "count": 2, "inconclusive": 0, "failed": 0}},
+}
+
+
+def test_a_baseline_without_per_test_scores_is_read_but_cannot_gate(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
+    (pytester.path / "eval-baseline.json").write_text(json.dumps(OLD_BASELINE), encoding="utf-8")
+    # The change column still compares the means.
+    assert run(pytester, *PIN).ret == pytest.ExitCode.OK
+    assert "| quality | 0.900 | 2 | -0.100 |" in (pytester.path / "eval-report.md").read_text()
+    # The max drop compares test by test, which such a baseline cannot.
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*--evals-baseline *eval-baseline.json has no per-test scores for quality (it was "
+            "written before they were kept); --evals-max-drop compares test by test: rewrite it "
+            "with --evals-update-baseline"
+        ]
+    )
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05", "--evals-update-baseline")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*so their drops are not judged; replacing it"])
+    assert "cases" in report_json(pytester, "eval-baseline.json")["keys"]["quality"]
+    assert run(pytester, *PIN, "--evals-max-drop", "0.05").ret == pytest.ExitCode.OK
+
+
+def test_results_outside_a_tests_scope_are_named_as_not_judged(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
+    run(pytester, *PIN, "--evals-update-baseline").assert_outcomes(passed=2)
+    pytester.makepyfile(
+        """
+        from langchain_evals_port import EvaluatorResult
+
+        def test_direct(eval_report):
+            eval_report.on_result("direct", EvaluatorResult(key="quality", score=0.0))
+        """
+    )
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        ["warning: not judged by the max drop: quality (results reported outside a test's eval*"]
+    )

@@ -1,4 +1,5 @@
-"""EvalReport: figures, renderings, files, thread and task safety."""
+"""EvalReport: figures, renderings, files, thread and task safety, and results by case
+(per-case scores in the JSON, the change column compared case by case)."""
 
 from __future__ import annotations
 
@@ -330,3 +331,150 @@ def test_written_files_are_readable_as_the_umask_allows(tmp_path):
         os.umask(old)
     for name in ("eval-report.md", "eval-report.json", "eval-report.html"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+
+
+# --- results by case -------------------------------------------------------------------
+
+
+def cased(scores: dict[str, list[bool | float]], key: str = "k") -> EvalReport:
+    """A report with each case's scores filed under it."""
+    report = EvalReport()
+    for case, values in scores.items():
+        tracer = report.for_case(case)
+        for value in values:
+            tracer.on_result("judge", verdict(key, value))
+    return report
+
+
+BEFORE = {"q0": [0.9], "q1": [0.8], "q2": [0.9], "q3": [0.7], "q4": [0.8]}
+AFTER = {"q0": [0.7], "q1": [0.7], "q2": [0.8], "q3": [0.6], "q4": [0.6]}
+
+
+def test_an_eval_scope_for_a_case_files_real_results_under_it() -> None:
+    report = EvalReport()
+    with eval_scope(report.for_case("greeting")):
+        ExactMatch().invoke({"outputs": "hi", "reference_outputs": "hi"})
+    with eval_scope(report):
+        ExactMatch().invoke({"outputs": "hi", "reference_outputs": "ho"})
+    assert [(entry.case, entry.result.score) for entry in report.entries] == [
+        ("greeting", True),
+        (None, False),
+    ]
+
+
+def test_for_case_needs_a_string() -> None:
+    with pytest.raises(TypeError, match="case must be a case id \\(str\\), got int"):
+        EvalReport().for_case(3)  # type: ignore[arg-type]
+
+
+def test_the_json_keeps_each_cases_scores_sorted() -> None:
+    report = cased({"b": [0.5, 0.25], "a": [True]}, key="mixed")
+    report.for_case("c").on_result("judge", EvaluatorResult.inconclusive("mixed", "no answer"))
+    figures = report.to_json()["keys"]["mixed"]
+    assert figures["cases"] == {"a": [True], "b": [0.25, 0.5]}
+    assert list(figures["cases"]) == ["a", "b"]
+    assert figures["inconclusive"] == 1
+    json.dumps(figures)
+
+
+def test_a_key_with_a_result_outside_any_case_keeps_no_cases() -> None:
+    report = cased({"a": [1.0]})
+    report.on_result("judge", verdict("k", 0.0))
+    assert "cases" not in report.to_json()["keys"]["k"]
+
+
+def test_the_mean_weighs_every_case_the_same() -> None:
+    report = cased({"a": [1.0, 1.0, 1.0], "b": [0.0]})
+    assert report.summaries()["k"] == KeySummary("k", 0.5, 4, 0, 0)
+    assert report.statistics()["k"].method == "clustered t"
+
+
+def test_results_outside_any_case_are_cases_of_their_own_whatever_the_real_names() -> None:
+    report = cased({"result 1": [1.0]})
+    report.on_result("judge", verdict("k", 0.0))
+    report.on_result("judge", verdict("k", 0.5))
+    figures = report.statistics()["k"]
+    assert (figures.cases, figures.mean) == (3, 0.5)
+
+
+def test_the_change_column_is_paired_with_its_interval_and_names_the_cases() -> None:
+    markdown = cased(AFTER).to_markdown(cased(BEFORE).to_json())
+    assert "| k | 0.680 | 5 | -0.140 [-0.208, -0.072] worse | 0 | 0 |" in markdown
+    assert (
+        "## Changes by case\n\n- k: worse: q0 (-0.200), q4 (-0.200), q1 (-0.100), q2 (-0.100), "
+        "q3 (-0.100)\n" in markdown
+    )
+
+
+def test_a_run_compared_with_itself_has_no_change_and_no_case_section() -> None:
+    report = cased(BEFORE)
+    markdown = report.to_markdown(report.to_json())
+    assert "| k | 0.820 | 5 | +0.000 [+0.000, +0.000] no detectable change | 0 | 0 |" in markdown
+    assert "Changes by case" not in markdown
+
+
+def test_the_statistics_read_back_from_the_json_are_the_reports() -> None:
+    report = cased({"a": [True, False], "b": [True, True], "c": [False, False]})
+    comparison = report.compare(report.to_json())["k"]
+    assert comparison.baseline == report.statistics()["k"]
+
+
+def test_an_old_baseline_without_cases_gets_the_plain_difference() -> None:
+    old = {"schema": 1, "keys": {"k": {"mean": 0.9, "count": 5}}}
+    markdown = cased(AFTER).to_markdown(old)
+    assert "| k | 0.680 | 5 | -0.220 | 0 | 0 |" in markdown
+
+
+@pytest.mark.parametrize(
+    "cases",
+    [[0.9], {"q0": 0.9}, {"q0": ["high"]}, {"q0": [float("nan")]}],
+    ids=["list", "bare-score", "text-score", "nan"],
+)
+def test_malformed_cases_in_a_baseline_fall_back_to_the_plain_difference(cases: object) -> None:
+    baseline = {"schema": 1, "keys": {"k": {"mean": 0.9, "cases": cases}}}
+    assert "| k | 0.680 | 5 | -0.220 | 0 | 0 |" in cased(AFTER).to_markdown(baseline)
+
+
+def test_results_outside_any_case_are_not_paired() -> None:
+    report = EvalReport()
+    for values in AFTER.values():
+        report.on_result("judge", verdict("k", values[0]))
+    markdown = report.to_markdown(cased(BEFORE).to_json())
+    assert "| k | 0.680 | 5 | -0.140 | 0 | 0 |" in markdown
+    assert "Changes by case" not in markdown
+
+
+def test_without_shared_cases_the_change_is_the_plain_difference_and_the_cases_are_named() -> None:
+    markdown = cased({"new": [0.5], "other": [0.7]}).to_markdown(cased({"old": [0.9]}).to_json())
+    assert "| k | 0.600 | 2 | -0.300 | 0 | 0 |" in markdown
+    assert "- k: only in the baseline: old; only in the candidate: new, other" in markdown
+
+
+def test_the_html_page_shows_the_same_change_and_cases() -> None:
+    before = cased(BEFORE, key="<k>")
+    page = cased({**AFTER, "q5": [1.0]}, key="<k>").to_html(baseline=before.to_json())
+    parse(page)
+    assert "<td>-0.140 [-0.208, -0.072] worse</td>" in page
+    assert "<h2>Changes by case</h2>" in page
+    assert "<li>&lt;k&gt;: worse: q0 (-0.200), q4 (-0.200)" in page
+    assert "only in the candidate: q5</li>" in page
+
+
+def test_records_carry_the_case_and_old_records_read_as_outside_any_case() -> None:
+    report = cased({"a": [1.0]})
+    report.on_result("judge", verdict("k", 0.0))
+    records = report.to_records()
+    assert [record["case"] for record in records] == ["a", None]
+    copy = EvalReport.from_records(records)
+    assert [entry.case for entry in copy.entries] == ["a", None]
+    old = [{key: value for key, value in record.items() if key != "case"} for record in records]
+    assert [entry.case for entry in EvalReport.from_records(old).entries] == [None, None]
+
+
+def test_a_pinned_baseline_written_by_case_compares_on_the_next_write(tmp_path: Path) -> None:
+    baseline = tmp_path / "baseline.json"
+    path = tmp_path / "evals.md"
+    cased(BEFORE).write(path, baseline_path=baseline, update_baseline=True)
+    assert json.loads(baseline.read_text())["keys"]["k"]["cases"]["q3"] == [0.7]
+    cased(AFTER).write(path, baseline_path=baseline)
+    assert "| k | 0.680 | 5 | -0.140 [-0.208, -0.072] worse | 0 | 0 |" in path.read_text()

@@ -5,8 +5,9 @@ before the score), validates it, repairs an invalid reply once, and otherwise fa
 ``JudgeOutputError`` with ``on_error="raise"``, a ``failed`` result with reason
 ``judge_parse_failure`` with ``on_error="record"`` — never a silent score of false.
 
-``SqliteCache`` keeps judge replies in a SQLite file (a LangChain ``BaseCache``), so an
-unchanged re-run makes no model calls.
+``SqliteCache`` keeps judge replies in a SQLite file (a LangChain ``BaseCache``);
+``LLMJudge(cache=...)`` or ``with_cache(model, cache)`` puts it in front of a judge model, so
+an unchanged re-run makes no model calls.
 """
 
 from langchain_evals_port.core.errors import JudgeOutputError
@@ -14,7 +15,7 @@ from langchain_evals_port.core.errors import JudgeOutputError
 from ._attachments import Attachment
 from ._cache import SqliteCache
 from ._judge import LLMJudge
-from ._model import JudgeModel, default_judge_configured, set_default_judge
+from ._model import JudgeModel, default_judge_configured, set_default_judge, with_cache
 from ._render import FewShotExample, PromptSource
 from ._structured import StructuredOutputMode, extract_json
 
@@ -30,4 +31,5 @@ __all__ = [
     "default_judge_configured",
     "extract_json",
     "set_default_judge",
+    "with_cache",
 ]

@@ -1,11 +1,12 @@
 """``SqliteCache``: LangChain's model cache in one SQLite file that processes share.
 
-It is a ``langchain_core.caches.BaseCache``, so it works wherever LangChain takes a cache: a
-chat model's own ``cache=`` or ``set_llm_cache``. LangChain looks a call up before it reaches
-the provider and stores the reply after a successful one, keyed by the call's messages
-(``prompt``) and the model with its parameters and bound tools or output format
-(``llm_string``). An entry is kept under a SHA-256 of the two, so a long prompt costs 32
-bytes of key.
+It is a ``langchain_core.caches.BaseCache``, so it works wherever LangChain takes a cache:
+``LLMJudge(cache=...)``, ``with_cache(model, cache)``, a chat model's own ``cache=`` or
+``set_llm_cache``. LangChain looks a call up before it reaches the provider and stores the
+reply after a successful one, keyed by the call's messages (``prompt``) and the model with
+its parameters and bound tools or output format (``llm_string``). An entry is kept under a
+SHA-256 of the two, so a long prompt costs 32 bytes of key. A judge adds what LangChain's
+key misses: the JSON schema of an output schema class (``OutputSchemaKeyedCache``).
 
 Replies are stored with langchain-core's own serialization (``dumpd``) and read back with
 ``load`` restricted to generation and AI-message classes, so an entry can never build
@@ -41,6 +42,7 @@ from langchain_core.outputs import (
     Generation,
     GenerationChunk,
 )
+from langchain_core.utils.function_calling import convert_to_json_schema
 
 __all__ = ["SqliteCache"]
 
@@ -74,8 +76,9 @@ class SqliteCache(BaseCache):
     """A LangChain cache of model replies in a SQLite file, shared by threads and processes.
 
     LangChain consults it before each model call and stores each successful reply, so a
-    re-run with the same messages, model and parameters makes no model calls. Give it to
-    a chat model (``ChatOpenAI(..., cache=cache)``) or to all (``set_llm_cache``). The async
+    re-run with the same messages, model and parameters makes no model calls. Give it to a
+    judge (``LLMJudge(cache=SqliteCache(path))``), to any chat model (``with_cache(model,
+    cache)``, ``ChatOpenAI(..., cache=cache)``) or to all (``set_llm_cache``). The async
     methods (``alookup``, ``aupdate``, ``aclear``) are ``BaseCache``'s: they run these in a
     worker thread, with that thread's connection, so a busy file never blocks the event loop.
 
@@ -206,6 +209,46 @@ class SqliteCache(BaseCache):
                 f"{sorted(kwargs)}"
             )
         self._db().execute(f"DELETE FROM {_TABLE}")
+
+
+class OutputSchemaKeyedCache(BaseCache):
+    """``cache``, keyed also by an output schema class's JSON schema.
+
+    LangChain's ``llm_string`` holds the keyword arguments bound to a model as their
+    ``repr``; for a pydantic or ``TypedDict`` class given to ``with_structured_output``
+    (``ChatOpenAI``'s ``response_format`` on the native path) that is its bare name,
+    ``<class 'app.Verdict'>``, so a changed class would get replies made for the old one.
+    The schema's digest, appended to ``llm_string``, tells them apart.
+    """
+
+    def __init__(self, cache: BaseCache, schema: type) -> None:
+        self.cache = cache
+        schema_json = json.dumps(convert_to_json_schema(schema), sort_keys=True)
+        self._suffix = "---output_schema:" + hashlib.sha256(schema_json.encode()).hexdigest()
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's entry for ``llm_string`` with the schema's digest."""
+        return self.cache.lookup(prompt, llm_string + self._suffix)
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Store in the wrapped cache under ``llm_string`` with the schema's digest."""
+        self.cache.update(prompt, llm_string + self._suffix, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        self.cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's ``alookup`` for ``llm_string`` with the schema's digest."""
+        return await self.cache.alookup(prompt, llm_string + self._suffix)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``aupdate`` under ``llm_string`` with the schema's digest."""
+        await self.cache.aupdate(prompt, llm_string + self._suffix, return_val)
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        await self.cache.aclear(**kwargs)
 
 
 def _key(prompt: str, llm_string: str) -> bytes:

@@ -1,4 +1,5 @@
-"""``SqliteCache``: real SQLite files, real threads, forked and spawned processes."""
+"""``SqliteCache``, ``with_cache`` and ``LLMJudge(cache=...)``: real SQLite files, real threads,
+forked and spawned processes, and judges on the project's scripted chat model."""
 
 from __future__ import annotations
 
@@ -16,14 +17,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.caches import BaseCache
 from langchain_core.load import dumpd
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, Generation
+from langchain_core.runnables import RunnableLambda
 from langchain_openai import ChatOpenAI
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model
 
-from langchain_evals_port.judge import SqliteCache
-from langchain_evals_port.testing import ScriptedChatModel
+from langchain_evals_port import EvaluatorInputError
+from langchain_evals_port.judge import LLMJudge, SqliteCache, with_cache
+from langchain_evals_port.testing import ScriptedChatModel, ScriptedProviderError
+
+PROMPT = "Is this answer concise? {outputs}"
+QUESTION = "Question: {inputs}\nAnswer: {outputs}\nIs the answer correct?"
+VERDICT = {"reasoning": "One word. Thus, the score should be: true.", "score": True}
 
 
 @pytest.fixture
@@ -38,6 +46,12 @@ def cache(path: Path) -> SqliteCache:
 
 def chat(text: str, **message: Any) -> list[ChatGeneration]:
     return [ChatGeneration(message=AIMessage(content=text, **message))]
+
+
+def grade(messages: list[Any]) -> dict[str, Any]:
+    """A deterministic judge: an answer is correct when it names Paris."""
+    correct = "Paris" in messages[0].text
+    return {"reasoning": f"Thus, the score should be: {str(correct).lower()}.", "score": correct}
 
 
 # --- the cache itself ---------------------------------------------------------------------
@@ -301,3 +315,325 @@ def test_processes_writing_one_new_file_at_once_lose_nothing(path):
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("SELECT COUNT(*) FROM llm_cache_v1").fetchone() == (25 + 4 * rounds,)
+
+
+# --- with_cache -----------------------------------------------------------------------------
+
+
+def test_with_cache_answers_from_the_cache_and_leaves_the_model_as_it_was(cache):
+    model = ScriptedChatModel(responder=lambda messages: f"echo {messages[-1].text}")
+
+    cached = with_cache(model, cache)
+    replies = [cached.invoke("hi").content, cached.invoke("hi").content, model.invoke("hi").content]
+
+    assert replies == ["echo hi"] * 3
+    assert len(model.calls) == 2, "the cached copy called the model once, the model itself once"
+    assert model.cache is None
+    assert cached.cache is cache
+
+
+def test_with_cache_keeps_the_wrappers_around_the_model(cache):
+    model = ScriptedChatModel([ScriptedProviderError.rate_limited(), "Paris"])
+    wrapped = (
+        model.bind(stop=["END"])
+        .with_config(tags=["judge"])
+        .with_retry(stop_after_attempt=2, wait_exponential_jitter=False)
+    )
+
+    cached = with_cache(wrapped, cache)
+    replies = [cached.invoke("Capital of France?").content for _ in range(2)]
+
+    assert type(cached) is type(wrapped)
+    assert replies == ["Paris", "Paris"]
+    assert [call.kwargs for call in model.calls] == [{"stop": ["END"]}] * 2, "one retry, one hit"
+    assert wrapped.bound.bound.cache is None
+
+
+def test_with_cache_resolves_a_model_string(cache, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    cached = with_cache("openai:gpt-4o-mini", cache)
+
+    assert isinstance(cached, ChatOpenAI)
+    assert cached.cache is cache
+
+
+def test_with_cache_names_what_it_expected(cache):
+    with pytest.raises(EvaluatorInputError, match=r"needs a LangChain chat model .*RunnableLambda"):
+        with_cache(RunnableLambda(lambda x: x), cache)
+    with pytest.raises(EvaluatorInputError, match=r"cache must be a LangChain cache .*got str"):
+        with_cache(ScriptedChatModel(), "judge-cache.db")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"cache must be a LangChain cache .*got str"):
+        LLMJudge(prompt=PROMPT, cache="judge-cache.db")
+
+
+# --- the key: what changes the reply changes the key ------------------------------------------
+
+
+class Verdict(BaseModel):
+    reasoning: str
+    score: bool
+
+
+# The class as edited between two runs: the same module and name, another field.
+EditedVerdict = create_model("Verdict", __base__=Verdict, confidence=(float, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "hit"),
+    [
+        ({}, {}, True),
+        ({}, {"model_name": "scripted-large"}, False),
+        ({"bind": {"temperature": 0.0}}, {"bind": {"temperature": 0.0}}, True),
+        ({"bind": {"temperature": 0.0}}, {"bind": {"temperature": 0.7}}, False),
+        ({"tools": ["weather"]}, {"tools": ["weather"]}, True),
+        ({"tools": ["weather"]}, {"tools": ["news"]}, False),
+        ({}, {"prompt": "Is this answer short? {outputs}"}, False),
+        ({}, {"continuous": True, "reply": {**VERDICT, "score": 1.0}}, False),
+        ({}, {"use_reasoning": False}, False),
+        ({}, {"structured_output_mode": "prompted"}, False),
+        ({"output_schema": Verdict}, {"output_schema": Verdict}, True),
+        ({"output_schema": Verdict}, {"output_schema": EditedVerdict}, False),
+        (
+            {"output_schema": Verdict.model_json_schema()},
+            {"output_schema": EditedVerdict.model_json_schema()},
+            False,
+        ),
+    ],
+    ids=[
+        "same judge",
+        "model name",
+        "same temperature",
+        "temperature",
+        "same tools",
+        "tools",
+        "prompt",
+        "score schema",
+        "reasoning",
+        "structured output mode",
+        "same schema class",
+        "edited schema class",
+        "schema dict",
+    ],
+)
+def test_a_second_judge_is_answered_from_the_cache_only_when_nothing_that_matters_changed(
+    cache, first, second, hit
+):
+    def make(options: dict[str, Any]) -> tuple[LLMJudge, ScriptedChatModel]:
+        options = dict(options)
+        reply = options.pop("reply", VERDICT)
+        model = ScriptedChatModel(
+            responder=lambda messages: reply, model_name=options.pop("model_name", "scripted")
+        )
+        runnable: Any = model.bind(**options.pop("bind", {}))
+        if "tools" in options:
+            runnable = model.bind_tools(
+                [
+                    {"name": name, "description": f"the {name}", "parameters": {}}
+                    for name in options.pop("tools")
+                ]
+            )
+        prompt = options.pop("prompt", PROMPT)
+        return LLMJudge(prompt=prompt, model=runnable, cache=cache, **options), model
+
+    first_judge, first_model = make(first)
+    first_judge.evaluate_raw(outputs="Paris")
+    second_judge, second_model = make(second)
+    second_judge.evaluate_raw(outputs="Paris")
+
+    assert len(first_model.calls) == 1
+    assert len(second_model.calls) == (0 if hit else 1)
+
+
+def test_message_ids_do_not_change_the_key(cache):
+    model = ScriptedChatModel(responder=lambda messages: "fine")
+    cached = with_cache(model, cache)
+
+    cached.invoke([HumanMessage("hi", id="first")])
+    cached.invoke([HumanMessage("hi", id="second")])
+
+    assert len(model.calls) == 1
+
+
+class KeyRecorder(BaseCache):
+    """Records every lookup's ``llm_string`` and answers it with one verdict, so a real
+    provider's judge runs without a server."""
+
+    def __init__(self) -> None:
+        self.llm_strings: list[str] = []
+
+    def lookup(self, prompt: str, llm_string: str) -> list[ChatGeneration]:
+        self.llm_strings.append(llm_string)
+        return chat(json.dumps(VERDICT), additional_kwargs={"parsed": VERDICT})
+
+    def update(self, prompt: str, llm_string: str, return_val: Any) -> None:
+        raise AssertionError("every lookup is a hit")
+
+    def clear(self, **kwargs: Any) -> None:
+        self.llm_strings.clear()
+
+
+def test_a_real_providers_key_holds_its_parameters_and_our_schema_class_digest():
+    """LangChain keys ChatOpenAI's native structured output by the schema class's bare name;
+    the judge adds the class's JSON schema, so a changed class is a miss."""
+    recorder = KeyRecorder()
+    openai = ChatOpenAI(api_key="sk-test", base_url="http://127.0.0.1:9/v1", model="gpt-4o-mini")
+    judges = {
+        "base": LLMJudge(prompt=PROMPT, model=openai, cache=recorder),
+        "temperature": LLMJudge(
+            prompt=PROMPT, model=openai.model_copy(update={"temperature": 0.7}), cache=recorder
+        ),
+        "model": LLMJudge(
+            prompt=PROMPT, model=openai.model_copy(update={"model_name": "gpt-4o"}), cache=recorder
+        ),
+        "class": LLMJudge(prompt=PROMPT, model=openai, cache=recorder, output_schema=Verdict),
+        "edited class": LLMJudge(
+            prompt=PROMPT, model=openai, cache=recorder, output_schema=EditedVerdict
+        ),
+    }
+
+    for judge in judges.values():
+        assert judge.evaluate_raw(outputs="Paris")["score"] is True
+    keys = dict(zip(judges, recorder.llm_strings, strict=True))
+
+    assert len(set(keys.values())) == len(keys)
+    langchains_own = [
+        keys[name].split("---output_schema:")[0] for name in ("class", "edited class")
+    ]
+    assert langchains_own[0] == langchains_own[1]
+    assert "<class " in langchains_own[0]
+
+
+# --- judges and re-runs ---------------------------------------------------------------------
+
+CASES = [
+    {"inputs": f"What is the capital of {country}?", "outputs": answer}
+    for country, answer in [
+        ("France", "Paris"),
+        ("Peru", "Cusco"),
+        ("Japan", "Tokyo"),
+        ("France", "Lyon"),
+        ("Italy", "Rome"),
+        ("Canada", "Ottawa"),
+    ]
+]
+
+
+def correctness(model: ScriptedChatModel, path: Path) -> LLMJudge:
+    return LLMJudge(prompt=QUESTION, model=model, cache=SqliteCache(path))
+
+
+def _seen(results: list[Any]) -> list[tuple[Any, ...]]:
+    return [(r.score, r.comment, r.metadata["token_usage"]) for r in results]
+
+
+def test_an_unchanged_rerun_makes_no_judge_calls(path):
+    first_model = ScriptedChatModel(responder=grade)
+    first = correctness(first_model, path).batch(CASES, config={"max_concurrency": 3})
+    # Nothing is shared with the first run but the file.
+    second_model = ScriptedChatModel(responder=grade)
+    second = correctness(second_model, path).batch(CASES, config={"max_concurrency": 3})
+
+    assert len(first_model.calls) == len(CASES)
+    assert second_model.calls == []
+    assert _seen(second) == _seen(first)
+    assert [r.score for r in first] == [True, False, False, False, False, False]
+
+
+async def test_an_unchanged_async_rerun_makes_no_judge_calls(path):
+    first_model = ScriptedChatModel(responder=grade)
+    first = await correctness(first_model, path).abatch(CASES, config={"max_concurrency": 4})
+    second_model = ScriptedChatModel(responder=grade)
+    second = await correctness(second_model, path).abatch(CASES, config={"max_concurrency": 4})
+
+    assert len(first_model.calls) == len(CASES)
+    assert second_model.calls == []
+    assert _seen(second) == _seen(first)
+
+
+def test_a_repaired_judge_conversation_is_replayed_whole(path):
+    first_model = ScriptedChatModel(["no JSON here", VERDICT])
+    first = LLMJudge(prompt=PROMPT, model=first_model, cache=SqliteCache(path))
+    first_result = first.evaluate(outputs="Paris")
+    second_model = ScriptedChatModel()  # no replies: a call would raise
+    second = LLMJudge(prompt=PROMPT, model=second_model, cache=SqliteCache(path))
+    second_result = second.evaluate(outputs="Paris")
+
+    assert len(first_model.calls) == 2
+    assert second_model.calls == []
+    assert second_result.metadata["repairs"] == first_result.metadata["repairs"] == 1
+    assert second_result.score is True
+
+
+def test_a_failed_call_is_not_cached(cache):
+    model = ScriptedChatModel([ScriptedProviderError.rate_limited(), VERDICT])
+    judge = LLMJudge(prompt=PROMPT, model=model, cache=cache, on_error="record")
+
+    outcomes = [judge.evaluate(outputs="Paris") for _ in range(3)]
+
+    assert [(r.outcome, r.error_code) for r in outcomes] == [
+        ("failed", "rate_limited"),
+        ("verdict", None),
+        ("verdict", None),
+    ]
+    assert len(model.calls) == 2, "the failure was retried, then the verdict came from the cache"
+
+
+def test_the_model_passed_to_a_cached_judge_stays_uncached(cache):
+    model = ScriptedChatModel(responder=lambda messages: VERDICT)
+    judge = LLMJudge(prompt=PROMPT, model=model, cache=cache)
+
+    judge(outputs="Paris")
+    judge(outputs="Paris")
+    model.invoke("The application's own call")
+    model.invoke("The application's own call")
+
+    assert len(model.calls) == 3
+    assert model.cache is None
+
+
+def test_a_copy_of_a_judge_with_a_cache_uses_it(cache):
+    model = ScriptedChatModel(responder=lambda messages: VERDICT)
+    uncached = LLMJudge(prompt=PROMPT, model=model)
+    uncached(outputs="Paris")
+
+    cached = uncached.model_copy(update={"cache": cache})
+    cached(outputs="Paris")
+    cached(outputs="Paris")
+    uncached(outputs="Paris")
+
+    assert len(model.calls) == 3
+
+
+# A judge run in a fresh interpreter: prints how many calls its model received and the scores.
+RUN = """
+import json, sys
+from langchain_evals_port.judge import LLMJudge, SqliteCache
+from langchain_evals_port.testing import ScriptedChatModel
+
+def grade(messages):
+    correct = "Paris" in messages[0].text
+    return {"reasoning": f"Thus, the score should be: {str(correct).lower()}.", "score": correct}
+
+model = ScriptedChatModel(responder=grade)
+judge = LLMJudge(prompt=sys.argv[2], model=model, cache=SqliteCache(sys.argv[1]))
+results = judge.batch(json.loads(sys.argv[3]))
+print(json.dumps({"calls": len(model.calls), "scores": [r.score for r in results]}))
+"""
+
+
+def test_an_unchanged_rerun_in_another_process_makes_no_judge_calls(path):
+    def run() -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-c", RUN, str(path), QUESTION, json.dumps(CASES)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return json.loads(done.stdout)
+
+    first, second = run(), run()
+
+    assert first == {"calls": len(CASES), "scores": [True, False, False, False, False, False]}
+    assert second == {**first, "calls": 0}

@@ -83,13 +83,13 @@ class SqliteCache(BaseCache):
     worker thread, with that thread's connection, so a busy file never blocks the event loop.
 
     Args:
-        path: The database file; created with its table when missing. Its directory must
-            exist.
+        path: The database file (relative to the current directory when the cache is
+            made); created with its table when missing. Its directory must exist.
         busy_timeout: Seconds a write waits for another process's write before giving up
             (the reply is then used but not stored, with a ``RuntimeWarning``).
 
     Attributes:
-        path: The database file.
+        path: The database file, as an absolute path.
 
     Example:
         >>> import tempfile
@@ -103,7 +103,8 @@ class SqliteCache(BaseCache):
     """
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
-        self.path = Path(path)
+        # Absolute, so a thread that connects after a change of directory finds the file.
+        self.path = Path(path).absolute()
         if str(path) == ":memory:":
             raise ValueError(
                 "SqliteCache needs a file that its connections share; for a cache in memory "

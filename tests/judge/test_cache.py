@@ -220,6 +220,22 @@ def test_a_path_without_its_directory_or_in_memory_is_refused(tmp_path):
         SqliteCache(":memory:")
 
 
+def test_a_relative_path_stays_the_same_file_after_a_change_of_directory(tmp_path, monkeypatch):
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    cache = SqliteCache("judge-cache.db")
+    cache.update("p", "m", chat("a"))
+    monkeypatch.chdir(tmp_path / "elsewhere")
+
+    found = []
+    thread = threading.Thread(target=lambda: found.append(cache.lookup("p", "m")))
+    thread.start()
+    thread.join()
+
+    assert found == [chat("a")]
+    assert cache.path == tmp_path / "judge-cache.db"
+
+
 def _open_files(path: Path) -> int:
     """How many of this process's file descriptors point at ``path``."""
     gc.collect()

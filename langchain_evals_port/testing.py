@@ -148,6 +148,16 @@ class ScriptedCall:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class _Script:
+    """The replies of a ``ScriptedChatModel``, how many were taken, and the calls received."""
+
+    replies: list[ScriptedReply]
+    next_reply: int = 0
+    calls: list[ScriptedCall] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 @dataclass(frozen=True)
 class _StructuredRequest:
     schema: dict[str, Any] | type
@@ -160,7 +170,8 @@ class ScriptedChatModel(BaseChatModel):
 
     Replies are consumed in order, one per call, whether the call is ``invoke``,
     ``ainvoke``, ``batch``, ``stream`` or a ``with_structured_output`` runnable; concurrent
-    calls each take a different reply. A reply may be:
+    calls each take a different reply. A copy (``model_copy``, e.g. with a ``cache``) shares
+    the script and the record of calls with its original. A reply may be:
 
     * a ``str``: an ``AIMessage`` with that text;
     * an ``AIMessage``: a copy of it;
@@ -212,10 +223,10 @@ class ScriptedChatModel(BaseChatModel):
     # A misspelt knob must fail loudly rather than be ignored, as BaseChatModel would do.
     model_config = ConfigDict(extra="forbid")
 
-    _replies: list[ScriptedReply] = PrivateAttr(default_factory=list)
-    _next_reply: int = PrivateAttr(default=0)
-    _calls: list[ScriptedCall] = PrivateAttr(default_factory=list)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    # One script object, which ``model_copy`` shares: a copy (``model_copy(update=...)``,
+    # as ``with_cache`` makes) is the same scripted provider, so it takes the next reply
+    # rather than replaying the script, and its calls are recorded with the original's.
+    _script: _Script = PrivateAttr(default_factory=lambda: _Script([]))
 
     def __init__(
         self,
@@ -230,7 +241,9 @@ class ScriptedChatModel(BaseChatModel):
         super().__init__(
             responder=responder, latency=latency, model_name=model_name, usage=usage, **kwargs
         )
-        self._replies = [_checked_reply(reply, f"replies[{i}]") for i, reply in enumerate(replies)]
+        self._script = _Script(
+            [_checked_reply(reply, f"replies[{i}]") for i, reply in enumerate(replies)]
+        )
 
     @property
     def _llm_type(self) -> str:
@@ -243,8 +256,8 @@ class ScriptedChatModel(BaseChatModel):
     @property
     def calls(self) -> list[ScriptedCall]:
         """A snapshot of the calls received so far, in order, including failed ones."""
-        with self._lock:
-            return list(self._calls)
+        with self._script.lock:
+            return list(self._script.calls)
 
     def bind_tools(
         self,
@@ -371,17 +384,18 @@ class ScriptedChatModel(BaseChatModel):
         # Claiming the reply and recording the call under one lock keeps batch threads and
         # concurrent coroutines from taking the same reply; nothing here awaits, so the
         # lock never blocks an event loop for longer than a list append.
-        with self._lock:
-            number = len(self._calls)
-            self._calls.append(call)
-            index = self._next_reply
-            if index < len(self._replies):
-                self._next_reply += 1
-                return number, call, self._replies[index]
+        script = self._script
+        with script.lock:
+            number = len(script.calls)
+            script.calls.append(call)
+            index = script.next_reply
+            if index < len(script.replies):
+                script.next_reply += 1
+                return number, call, script.replies[index]
         if self.responder is None:
             raise ScriptExhaustedError(
                 f"ScriptedChatModel {self.model_name!r} has no reply for call #{number + 1} "
-                f"({call.kind}): {len(self._replies)} replies were scripted and {index} "
+                f"({call.kind}): {len(script.replies)} replies were scripted and {index} "
                 "consumed. Script more replies, or pass responder= to answer every further call."
             )
         # The responder runs outside the lock: it is user code and may be slow.

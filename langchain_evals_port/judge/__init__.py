@@ -4,13 +4,18 @@
 before the score), validates it, repairs an invalid reply once, and otherwise fails loudly:
 ``JudgeOutputError`` with ``on_error="raise"``, a ``failed`` result with reason
 ``judge_parse_failure`` with ``on_error="record"`` — never a silent score of false.
+
+``SqliteCache`` keeps judge replies in a SQLite file (a LangChain ``BaseCache``);
+``LLMJudge(cache=...)`` or ``with_cache(model, cache)`` puts it in front of a judge model, so
+an unchanged re-run makes no model calls.
 """
 
 from langchain_evals_port.core.errors import JudgeOutputError
 
 from ._attachments import Attachment
+from ._cache import SqliteCache
 from ._judge import LLMJudge
-from ._model import JudgeModel, default_judge_configured, set_default_judge
+from ._model import JudgeModel, default_judge_configured, set_default_judge, with_cache
 from ._render import FewShotExample, PromptSource
 from ._structured import StructuredOutputMode, extract_json
 
@@ -21,8 +26,10 @@ __all__ = [
     "JudgeOutputError",
     "LLMJudge",
     "PromptSource",
+    "SqliteCache",
     "StructuredOutputMode",
     "default_judge_configured",
     "extract_json",
     "set_default_judge",
+    "with_cache",
 ]

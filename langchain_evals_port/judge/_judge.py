@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+from langchain_core.caches import BaseCache
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.prompts.structured import StructuredPrompt
 from langchain_core.runnables import RunnableConfig
@@ -19,7 +20,14 @@ from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.prompts import PromptText
 
-from ._model import JudgeModel, ResolvedJudge, checked_model, resolve_judge
+from ._model import (
+    JudgeModel,
+    ResolvedJudge,
+    checked_cache,
+    checked_model,
+    resolve_judge,
+    with_cache,
+)
 from ._render import FewShotExample, PromptSource, Template, build_messages
 from ._structured import (
     Conversation,
@@ -82,6 +90,10 @@ class LLMJudge(Evaluator):
             and the provider's own default otherwise.
         prompt_without_reference: A second prompt, used for evaluations that pass no
             ``reference_outputs`` (e.g. a trajectory prompt with and without a reference).
+        cache: A LangChain cache (e.g. ``SqliteCache(path)``) the judge's model calls answer
+            from: the judge calls ``with_cache(model, cache)``, so an unchanged re-run makes
+            no model calls, and the model passed in stays uncached. ``None`` (default): the
+            model's own ``cache`` setting.
 
     Subclasses adapt requests by overriding ``prepare_request`` (called before every
     rendering, for ``invoke``, ``ainvoke`` and ``evaluate_raw`` alike).
@@ -114,15 +126,23 @@ class LLMJudge(Evaluator):
     prompt_without_reference: Annotated[PromptSource | None, SkipValidation] = Field(
         default=None, exclude=True
     )
+    cache: Annotated[BaseCache | None, SkipValidation] = Field(default=None, exclude=True)
 
     _plan: _Plan = PrivateAttr()
     _plan_without_reference: _Plan | None = PrivateAttr(default=None)
     _resolved: ResolvedJudge | None = PrivateAttr(default=None)
+    # The model and cache ``_resolved`` was made from.
+    _resolved_from: tuple[Any, BaseCache | None] = PrivateAttr(default=(None, None))
 
     @field_validator("model")
     @classmethod
     def _check_model(cls, model: Any) -> Any:
         return None if model is None else checked_model(model)
+
+    @field_validator("cache")
+    @classmethod
+    def _check_cache(cls, cache: Any) -> Any:
+        return None if cache is None else checked_cache(cache)
 
     def model_post_init(self, context: Any, /) -> None:
         """Check the configuration and build the output schema once."""
@@ -269,11 +289,15 @@ class LLMJudge(Evaluator):
 
     def _judge(self) -> ResolvedJudge:
         # What is fixed about a model (its name, its structured-output runnable, what auto
-        # mode learnt) is worked out once per model; the default judge may change between
-        # evaluations, so it is looked up every time.
+        # mode learnt) is worked out once per model and cache; the default judge may change
+        # between evaluations, so it is looked up every time, and a copy of the judge may
+        # have another cache.
         model = resolve_judge(self.model)
-        if self._resolved is None or self._resolved.model is not model:
-            self._resolved = ResolvedJudge.of(model, self.structured_output_method)
+        from_model, from_cache = self._resolved_from
+        if self._resolved is None or from_model is not model or from_cache is not self.cache:
+            judged = model if self.cache is None else with_cache(model, self.cache)
+            self._resolved = ResolvedJudge.of(judged, self.structured_output_method)
+            self._resolved_from = (model, self.cache)
         return self._resolved
 
     def _to_score(self, reply: JudgeReply, judge: ResolvedJudge, started: float) -> Score:

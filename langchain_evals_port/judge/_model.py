@@ -14,11 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.caches import BaseCache
+from langchain_core.globals import get_llm_cache
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.base import RunnableBindingBase
 
 from langchain_evals_port.core.errors import EvaluatorInputError
+
+from ._cache import OutputSchemaKeyedCache
 
 JudgeModel = BaseChatModel | Runnable[Any, Any] | str
 """A chat model, a wrapped chat model, or a ``"provider:model"`` string."""
@@ -151,7 +155,60 @@ def with_structured_output(
     kwargs: dict[str, Any] = {"include_raw": True}
     if method is not None:
         kwargs["method"] = method
-    return model.with_structured_output(schema, **kwargs)
+    return _keyed_by_schema(model, schema).with_structured_output(schema, **kwargs)
+
+
+def _keyed_by_schema(model: BaseChatModel, schema: Any) -> BaseChatModel:
+    """``model``, or, when it answers from a cache and ``schema`` is a class, a copy whose
+    cache also keys on the class's JSON schema (see ``OutputSchemaKeyedCache``). A schema
+    given as a dict is in LangChain's key already, as are tools and every other parameter."""
+    if isinstance(schema, dict) or model.cache is False:
+        return model
+    cache = model.cache if isinstance(model.cache, BaseCache) else get_llm_cache()
+    if cache is None:
+        return model
+    return model.model_copy(update={"cache": OutputSchemaKeyedCache(cache, schema)})
+
+
+def with_cache(model: JudgeModel, cache: BaseCache) -> Runnable[Any, Any]:
+    """A copy of ``model`` whose chat model answers from ``cache``; ``model`` stays as it is.
+
+    The copy keeps what wraps the chat model (``.bind``, ``.with_retry``, ``.with_config``)
+    and shares its client; a ``"provider:model"`` string is resolved first. ``cache``
+    replaces any cache the model had. LangChain consults it before every call and stores
+    every successful reply, keyed by the messages, the model, its parameters and what is
+    bound to it (tools, output format).
+
+    Args:
+        model: A chat model, possibly wrapped, or a ``"provider:model"`` string.
+        cache: Any LangChain ``BaseCache``, e.g. ``SqliteCache(path)``.
+
+    Raises:
+        EvaluatorInputError: ``cache`` is not a ``BaseCache``, or there is no chat model
+            inside ``model``.
+
+    Example:
+        >>> from langchain_core.caches import InMemoryCache
+        >>> from langchain_evals_port.testing import ScriptedChatModel
+        >>> model = ScriptedChatModel(responder=lambda messages: "Paris")
+        >>> cached = with_cache(model, InMemoryCache())
+        >>> [cached.invoke("Capital of France?").content for _ in range(3)]
+        ['Paris', 'Paris', 'Paris']
+        >>> len(model.calls), model.cache is None
+        (1, True)
+    """
+    checked = checked_cache(cache)
+    if isinstance(model, str):
+        return with_cache(resolve_judge(model), checked)
+    if isinstance(model, RunnableBindingBase):
+        return model.model_copy(update={"bound": with_cache(model.bound, checked)})
+    if isinstance(model, BaseChatModel):
+        return model.model_copy(update={"cache": checked})
+    raise EvaluatorInputError(
+        "with_cache needs a LangChain chat model (a BaseChatModel, possibly wrapped by "
+        f".bind, .with_retry or .with_config) or a 'provider:model' string, got "
+        f"{type(model).__name__}"
+    )
 
 
 def _with_settings(model: Runnable[Any, Any], settings: Mapping[str, Any]) -> Runnable[Any, Any]:
@@ -172,6 +229,16 @@ def checked_model(model: Any) -> str | Runnable[Any, Any]:
     raise EvaluatorInputError(
         "model must be a LangChain chat model (a BaseChatModel, possibly wrapped by .bind, "
         f".with_retry or .with_config) or a 'provider:model' string, got {type(model).__name__}"
+    )
+
+
+def checked_cache(cache: Any) -> BaseCache:
+    """``cache`` if it is a LangChain cache, else a clear error."""
+    if isinstance(cache, BaseCache):
+        return cache
+    raise EvaluatorInputError(
+        "cache must be a LangChain cache (a langchain_core.caches.BaseCache such as "
+        f"SqliteCache(path)), got {type(cache).__name__}"
     )
 
 

@@ -36,7 +36,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from langchain_evals_port.core.errors import EvaluationFailure, JudgeOutputError
-from langchain_evals_port.judge import LLMJudge
+from langchain_evals_port.judge import LLMJudge, SqliteCache
 
 MODEL = "gpt-4o-mini"
 PROMPT = "Question: {inputs}\nAnswer: {outputs}\nIs the answer correct?"
@@ -737,6 +737,37 @@ async def test_abatch_with_max_concurrency(stand_in, chat_model):
     assert all(r.metadata["token_usage"] == token_usage(30, 5) for r in results)
     assert len(stand_in.requests) == len(answers)
     assert 2 <= stand_in.peak_in_flight <= 3
+
+
+# --- caching -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "reply"),
+    [
+        ("json_schema", json_schema_reply("Paris is right. Thus: true.", True)),
+        ("function_calling", tool_call_reply("Paris is right. Thus: true.", True)),
+    ],
+)
+async def test_a_cached_rerun_sends_no_request_and_reads_the_reply_back(
+    stand_in, chat_model, tmp_path, method, reply
+):
+    path = tmp_path / "judge-cache.db"
+    stand_in.script(reply)
+    first = make_judge(
+        stand_in, chat_model, structured_output_method=method, cache=SqliteCache(path)
+    ).invoke(QUESTION)
+    # Another client, judge and cache object: only the file is shared.
+    client = ChatOpenAI(base_url=stand_in.base_url, api_key="test", model=MODEL, max_retries=0)
+    second = await make_judge(
+        stand_in, client, structured_output_method=method, cache=SqliteCache(path)
+    ).ainvoke(QUESTION)
+
+    assert len(stand_in.requests) == 1
+    assert first.score is True
+    assert (second.score, second.comment) == (first.score, first.comment)
+    for key in ("structured_output", "judge_model", "repairs", "token_usage"):
+        assert second.metadata[key] == first.metadata[key], key
 
 
 # --- wrapped models ------------------------------------------------------------------------

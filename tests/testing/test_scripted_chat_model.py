@@ -352,6 +352,19 @@ async def test_abatch_and_gather_consume_each_reply_exactly_once() -> None:
     assert len(model.calls) == 40
 
 
+def test_a_copy_shares_the_script_and_the_record_of_calls() -> None:
+    model = ScriptedChatModel(replies=["a", "b", "c"])
+    twin = model.model_copy(update={"model_name": "twin"})
+
+    replies = [twin.invoke("1").content, model.invoke("2").content, twin.invoke("3").content]
+
+    assert replies == ["a", "b", "c"]
+    assert [call.messages[0].content for call in model.calls] == ["1", "2", "3"]
+    assert twin.calls == model.calls
+    with pytest.raises(ScriptExhaustedError, match="3 replies were scripted and 3 consumed"):
+        model.invoke("4")
+
+
 def test_calls_record_the_messages_sent_and_stop() -> None:
     model = ScriptedChatModel(replies=["a"])
     messages = [SystemMessage(content="Be strict."), HumanMessage(content="Grade it.")]

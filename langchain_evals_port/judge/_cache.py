@@ -1,0 +1,278 @@
+"""``SqliteCache``: LangChain's model cache in one SQLite file that processes share.
+
+It is a ``langchain_core.caches.BaseCache``, so it works wherever LangChain takes a cache:
+``LLMJudge(cache=...)``, ``with_cache(model, cache)``, a chat model's own ``cache=`` or
+``set_llm_cache``. LangChain looks a call up before it reaches the provider and stores the
+reply after a successful one, keyed by the call's messages (``prompt``) and the model with
+its parameters and bound tools or output format (``llm_string``). An entry is kept under a
+SHA-256 of the two, so a long prompt costs 32 bytes of key. A judge adds what LangChain's
+key misses: the JSON schema of an output schema class (``OutputSchemaKeyedCache``).
+
+Replies are stored with langchain-core's own serialization (``dumpd``) and read back with
+``load`` restricted to generation and AI-message classes, so an entry can never build
+anything else. A reply that would not read back the same, and an empty one (no content and
+no tool calls), is not stored.
+
+The file is in WAL mode, so readers never wait for a writer, and each thread (of each
+process) has its own connection; a writer waits up to ``busy_timeout`` seconds for another
+process's write. Entries live in a table whose name carries the format version
+(``llm_cache_v1``): a release that stores replies differently uses a new table, so releases
+sharing a file never read each other's entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core._api import suppress_langchain_beta_warning
+from langchain_core.caches import BaseCache
+from langchain_core.load import dumpd, load
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.outputs import (
+    ChatGeneration,
+    ChatGenerationChunk,
+    Generation,
+    GenerationChunk,
+)
+from langchain_core.utils.function_calling import convert_to_json_schema
+
+__all__ = ["SqliteCache"]
+
+_TABLE = "llm_cache_v1"
+
+_RESTORABLE = (
+    Generation,
+    GenerationChunk,
+    ChatGeneration,
+    ChatGenerationChunk,
+    AIMessage,
+    AIMessageChunk,
+)
+"""The only classes an entry may hold: what chat models and LLMs reply with."""
+
+
+class _Connection:
+    """One thread's connection; closed when its thread or its cache lets go of it, but never
+    from a forked child, which must not touch its parent's connection."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.pid = os.getpid()
+
+    def __del__(self) -> None:
+        if self.pid == os.getpid():
+            self.db.close()
+
+
+class SqliteCache(BaseCache):
+    """A LangChain cache of model replies in a SQLite file, shared by threads and processes.
+
+    LangChain consults it before each model call and stores each successful reply, so a
+    re-run with the same messages, model and parameters makes no model calls. Give it to a
+    judge (``LLMJudge(cache=SqliteCache(path))``), to any chat model (``with_cache(model,
+    cache)``, ``ChatOpenAI(..., cache=cache)``) or to all (``set_llm_cache``). The async
+    methods (``alookup``, ``aupdate``, ``aclear``) are ``BaseCache``'s: they run these in a
+    worker thread, with that thread's connection, so a busy file never blocks the event loop.
+
+    Args:
+        path: The database file (relative to the current directory when the cache is
+            made); created with its table when missing. Its directory must exist.
+        busy_timeout: Seconds a write waits for another process's write before giving up
+            (the reply is then used but not stored, with a ``RuntimeWarning``).
+
+    Attributes:
+        path: The database file, as an absolute path.
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from langchain_core.outputs import Generation
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     cache = SqliteCache(Path(folder) / "judge-cache.db")
+        ...     cache.update("prompt", "model", [Generation(text="Paris")])
+        ...     print(cache.lookup("prompt", "model"), cache.lookup("prompt", "other model"))
+        [Generation(text='Paris')] None
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+        # Absolute, so a thread that connects after a change of directory finds the file.
+        self.path = Path(path).absolute()
+        if str(path) == ":memory:":
+            raise ValueError(
+                "SqliteCache needs a file that its connections share; for a cache in memory "
+                "use langchain_core.caches.InMemoryCache"
+            )
+        if not self.path.parent.is_dir():
+            raise ValueError(
+                f"cache path {str(self.path)!r}: directory {str(self.path.parent)!r} does not exist"
+            )
+        self._busy_timeout = busy_timeout
+        self._local = threading.local()
+        db = self._db()
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+            "(key BLOB PRIMARY KEY, generations TEXT NOT NULL) WITHOUT ROWID"
+        )
+
+    def __repr__(self) -> str:
+        return f"SqliteCache({str(self.path)!r})"
+
+    def _db(self) -> sqlite3.Connection:
+        """This thread's connection, opened on first use (and anew in a forked child)."""
+        held: _Connection | None = getattr(self._local, "held", None)
+        if held is None or held.pid != os.getpid():
+            db = sqlite3.connect(
+                self.path,
+                timeout=self._busy_timeout,
+                isolation_level=None,
+                # Its thread uses it; the cache's garbage collection may close it elsewhere.
+                check_same_thread=False,
+            )
+            # Safe in WAL mode: a crash loses nothing committed; a power loss may lose the
+            # last replies, which a cache can afford.
+            db.execute("PRAGMA synchronous = NORMAL")
+            held = self._local.held = _Connection(db)
+        return held.db
+
+    def lookup(self, prompt: str, llm_string: str) -> list[Generation] | None:
+        """The replies stored for ``prompt`` and ``llm_string``, or None.
+
+        An entry that cannot be read back (written by another version of langchain-core,
+        or altered) counts as a miss, with a ``RuntimeWarning``; the reply then replaces it.
+        """
+        row = (
+            self._db()
+            .execute(f"SELECT generations FROM {_TABLE} WHERE key = ?", (_key(prompt, llm_string),))
+            .fetchone()
+        )
+        if row is None:
+            return None
+        try:
+            return _restore(row[0])
+        except (ValueError, NotImplementedError) as error:
+            warnings.warn(
+                f"cache {str(self.path)!r}: an entry cannot be read back ({error}); "
+                "calling the model instead",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return None
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Store ``return_val`` for ``prompt`` and ``llm_string``.
+
+        Nothing is stored for an empty reply (no generations, or one with neither content
+        nor tool calls) or one that would not read back as it is (it holds objects
+        langchain-core cannot serialize; a ``RuntimeWarning`` says so). When another
+        process holds the file past ``busy_timeout``, the reply is not stored either, with
+        a ``RuntimeWarning``: a cache must not fail a model call that succeeded.
+        """
+        if not return_val or not all(_has_reply(generation) for generation in return_val):
+            return
+        text = json.dumps([dumpd(generation) for generation in return_val])
+        try:
+            _restore(text)
+        except (ValueError, NotImplementedError) as error:
+            warnings.warn(
+                f"cache {str(self.path)!r}: a reply is not stored because it would not read "
+                f"back ({error})",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            return
+        try:
+            self._db().execute(
+                f"INSERT OR REPLACE INTO {_TABLE} (key, generations) VALUES (?, ?)",
+                (_key(prompt, llm_string), text),
+            )
+        except sqlite3.OperationalError as error:
+            warnings.warn(
+                f"cache {str(self.path)!r}: a reply is not stored ({error}); the next run "
+                "calls the model for it again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def clear(self, **kwargs: Any) -> None:
+        """Remove every entry (of every process using the file)."""
+        if kwargs:
+            raise TypeError(
+                f"SqliteCache.clear() removes every entry and takes no arguments, got "
+                f"{sorted(kwargs)}"
+            )
+        self._db().execute(f"DELETE FROM {_TABLE}")
+
+
+class OutputSchemaKeyedCache(BaseCache):
+    """``cache``, keyed also by an output schema class's JSON schema.
+
+    LangChain's ``llm_string`` holds the keyword arguments bound to a model as their
+    ``repr``; for a pydantic or ``TypedDict`` class given to ``with_structured_output``
+    (``ChatOpenAI``'s ``response_format`` on the native path) that is its bare name,
+    ``<class 'app.Verdict'>``, so a changed class would get replies made for the old one.
+    The schema's digest, appended to ``llm_string``, tells them apart.
+    """
+
+    def __init__(self, cache: BaseCache, schema: type) -> None:
+        self.cache = cache
+        schema_json = json.dumps(convert_to_json_schema(schema), sort_keys=True)
+        self._suffix = "---output_schema:" + hashlib.sha256(schema_json.encode()).hexdigest()
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's entry for ``llm_string`` with the schema's digest."""
+        return self.cache.lookup(prompt, llm_string + self._suffix)
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Store in the wrapped cache under ``llm_string`` with the schema's digest."""
+        self.cache.update(prompt, llm_string + self._suffix, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        self.cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's ``alookup`` for ``llm_string`` with the schema's digest."""
+        return await self.cache.alookup(prompt, llm_string + self._suffix)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``aupdate`` under ``llm_string`` with the schema's digest."""
+        await self.cache.aupdate(prompt, llm_string + self._suffix, return_val)
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        await self.cache.aclear(**kwargs)
+
+
+def _key(prompt: str, llm_string: str) -> bytes:
+    # The prompt is JSON text (LangChain's ``dumps`` of the messages), which never holds a
+    # raw NUL, so the separator keeps every pair of strings apart.
+    return hashlib.sha256(f"{prompt}\0{llm_string}".encode()).digest()
+
+
+def _has_reply(generation: Generation) -> bool:
+    """Whether a generation says something: content or tool calls (for a chat model), text
+    (for an LLM)."""
+    if isinstance(generation, ChatGeneration):
+        message = generation.message
+        return bool(message.content) or bool(getattr(message, "tool_calls", None))
+    return bool(generation.text)
+
+
+def _restore(text: str) -> list[Generation]:
+    """The generations stored as ``text``; ``ValueError`` when it is not a list of them."""
+    with suppress_langchain_beta_warning():
+        generations = load(json.loads(text), allowed_objects=_RESTORABLE)
+    if not isinstance(generations, list) or not all(
+        isinstance(generation, Generation) for generation in generations
+    ):
+        raise ValueError(f"expected a list of generations, got {type(generations).__name__}")
+    return generations

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core._api import suppress_langchain_beta_warning
 from langchain_core.caches import BaseCache
 from langchain_core.load import dumpd, load
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -43,6 +42,8 @@ from langchain_core.outputs import (
     GenerationChunk,
 )
 from langchain_core.utils.function_calling import convert_to_json_schema
+
+from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
 
 __all__ = ["SqliteCache"]
 

@@ -73,3 +73,24 @@ def test_a_runnable_inside_an_evaluator_is_traced_as_its_child_sync_and_async():
         else:
             asyncio.run(ev.ainvoke({"outputs": "x"}, {"callbacks": [runs]}))
         assert runs.parents["inner"] == runs.ids["outer"]
+
+
+def test_the_beta_warning_of_load_is_quieted_by_langchain_s_helper():
+    import warnings
+
+    from langchain_core.load import dumpd, load
+    from langchain_core.messages import AIMessage
+
+    from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
+
+    stored = dumpd(AIMessage("hi"))
+    with warnings.catch_warnings(record=True) as unquieted:
+        warnings.simplefilter("always")
+        load(stored, allowed_objects=[AIMessage])
+    assert [w for w in unquieted if "beta" in str(w.message).lower()]  # what needs quieting
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with suppress_langchain_beta_warning():
+            restored = load(stored, allowed_objects=[AIMessage])
+    assert restored == AIMessage("hi")
+    assert not [w for w in caught if "beta" in str(w.message).lower()]

@@ -4,52 +4,15 @@ progress bar where someone is watching."""
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from collections.abc import Sequence
 from concurrent.futures import as_completed
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from langchain_core.runnables.config import ContextThreadPoolExecutor
 
 from langchain_evals_port.core import EvalInput, EvalOutput, Evaluator, OnError
 
-if TYPE_CHECKING:
-    from ._progress import ProgressBar
-
-
-class _Progress:
-    """A progress bar where a person watches (see ``evaluate_many``), or nothing at all."""
-
-    def __init__(self, name: str, total: int, enabled: bool | None) -> None:
-        if enabled is None:
-            enabled = _watched()
-        self._bar: ProgressBar | None = None
-        if enabled and total:
-            from ._progress import ProgressBar
-
-            self._bar = ProgressBar(name, total)
-
-    def advance(self) -> None:
-        if self._bar is not None:
-            self._bar.advance()
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-def _watched() -> bool:
-    """A terminal or a notebook, outside CI: redrawn bars in logs and pipes are noise."""
-    if os.environ.get("CI"):
-        return False
-    if sys.stderr.isatty():
-        return True
-    if "ipykernel" not in sys.modules:
-        return False
-    from ._progress import in_notebook
-
-    return in_notebook()
+from ._display import Progress
 
 
 def _with_on_error(evaluator: Evaluator, on_error: OnError, max_concurrency: int) -> Evaluator:
@@ -97,7 +60,7 @@ def evaluate_many(
         [True]
     """
     evaluator = _with_on_error(evaluator, on_error, max_concurrency)
-    counter = _Progress(evaluator.get_name(), len(cases), progress)
+    counter = Progress(evaluator.get_name(), len(cases), progress)
     results: list[EvalOutput | None] = [None] * len(cases)
     try:
         with ContextThreadPoolExecutor(max_workers=max_concurrency) as pool:
@@ -131,7 +94,7 @@ async def aevaluate_many(
     With ``on_error="raise"``, the first failure cancels the other cases and propagates.
     """
     evaluator = _with_on_error(evaluator, on_error, max_concurrency)
-    counter = _Progress(evaluator.get_name(), len(cases), progress)
+    counter = Progress(evaluator.get_name(), len(cases), progress)
     limit = asyncio.Semaphore(max_concurrency)
 
     async def one(case: EvalInput) -> EvalOutput:

@@ -6,7 +6,11 @@ file, or a LangSmith dataset. A case's id is given or derived from its content, 
 same in every run and results pair across experiments. A bad row raises ``DatasetError``
 naming the file, the line and the field; nothing is skipped. ``Target`` wraps the application
 (a Runnable, a compiled graph, a function or ``"module:attr"``) and captures what it did on
-each case with the runtime's capture machinery.
+each case with the runtime's capture machinery. ``run_experiment`` runs a target over a
+dataset, ``trials`` times per case, scores each run with the evaluators and returns an
+``ExperimentResult`` whose ``statistics()`` and ``compare(baseline)`` come from
+``reporting.statistics``. (The experiment store, resuming, the command line and reports are
+still to come.)
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset, Target
@@ -21,6 +25,18 @@ Example:
 from ._case import Case
 from ._dataset import Dataset
 from ._errors import DatasetError
+from ._run import CaseResult, ExperimentResult, arun_experiment, run_experiment
 from ._target import Target, TargetLike, TargetRun
 
-__all__ = ["Case", "Dataset", "DatasetError", "Target", "TargetLike", "TargetRun"]
+__all__ = [
+    "Case",
+    "CaseResult",
+    "Dataset",
+    "DatasetError",
+    "ExperimentResult",
+    "Target",
+    "TargetLike",
+    "TargetRun",
+    "arun_experiment",
+    "run_experiment",
+]

@@ -44,6 +44,7 @@ from langchain_core.outputs import (
 from langchain_core.utils.function_calling import convert_to_json_schema
 
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
+from langchain_evals_port.core._sqlite import switch_to_wal
 
 __all__ = ["SqliteCache"]
 
@@ -118,7 +119,7 @@ class SqliteCache(BaseCache):
         self._busy_timeout = busy_timeout
         self._local = threading.local()
         db = self._db()
-        db.execute("PRAGMA journal_mode = WAL")
+        switch_to_wal(db, busy_timeout)
         db.execute(
             f"CREATE TABLE IF NOT EXISTS {_TABLE} "
             "(key BLOB PRIMARY KEY, generations TEXT NOT NULL) WITHOUT ROWID"

@@ -26,6 +26,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from langchain_evals_port.core._sqlite import switch_to_wal
 from langchain_evals_port.runtime._records import Claim, InteractionRecord, WorkUnit
 
 from ._sql import Session, SqlLedger, interaction_row
@@ -131,7 +132,7 @@ class SqliteLedger(SqlLedger):
         self._closed = False
         self._next_checkpoint = 0.0
         try:
-            self._connection().execute("PRAGMA journal_mode = WAL")
+            switch_to_wal(self._connection(), busy_timeout)
             self._prepare(setup)
         except BaseException:
             self.close()

@@ -171,6 +171,17 @@ def _classify_one(error: BaseException) -> FailureClass | None:
     return None
 
 
+def failure_reason(error: BaseException) -> str:
+    """The reason a failed result gives for ``error``: our own errors' messages say what
+    happened; anyone else's get their type in front.
+
+    Example:
+        >>> failure_reason(KeyError("answer"))
+        "KeyError: 'answer'"
+    """
+    return str(error) if isinstance(error, EvalsError) else f"{type(error).__name__}: {error}"
+
+
 def failure_code(error: BaseException) -> FailureCode:
     """The reason code ``classify_failure`` gives ``error``."""
     return classify_failure(error).code

@@ -18,7 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
-from langchain_evals_port.core.errors import EvalsError, EvaluatorUsageError, classify_failure
+from langchain_evals_port.core.errors import (
+    EvaluatorUsageError,
+    classify_failure,
+    failure_reason,
+)
 from langchain_evals_port.reporting import KeyComparison, KeyStatistics, compare, summarize
 from langchain_evals_port.reporting._display import Progress
 
@@ -177,8 +181,7 @@ async def _score(evaluator: Evaluator, case: Case, run: TargetRun) -> list[Evalu
         output = await evaluator.ainvoke(request)
     except Exception as error:
         # One case's bad output (or a judge that gave up) must not end the experiment.
-        reason = str(error) if isinstance(error, EvalsError) else f"{type(error).__name__}: {error}"
-        return [EvaluatorResult.failed(key, classify_failure(error).code, reason)]
+        return [EvaluatorResult.failed(key, classify_failure(error).code, failure_reason(error))]
     return output if isinstance(output, list) else [output]
 
 

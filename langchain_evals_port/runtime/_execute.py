@@ -27,11 +27,11 @@ from langchain_core.runnables import RunnableConfig
 
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.core.errors import (
-    EvalsError,
     EvaluationFailure,
     EvaluationTimeoutError,
     EvaluatorUsageError,
     classify_failure,
+    failure_reason,
 )
 
 from ._context import EvaluationContext, build_request
@@ -386,10 +386,8 @@ def _threshold(registered: Registered, config: EvaluationConfig, unit: WorkUnit)
 
 
 def _failed(error: BaseException, key: str) -> EvaluatorResult:
-    """The failed result of ``error``: its reason code and message (our own errors' messages
-    say what happened; anyone else's get their type in front)."""
-    reason = str(error) if isinstance(error, EvalsError) else f"{type(error).__name__}: {error}"
-    return EvaluatorResult.failed(key, classify_failure(error).code, reason)
+    """The failed result of ``error``: its reason code and message."""
+    return EvaluatorResult.failed(key, classify_failure(error).code, failure_reason(error))
 
 
 def _age(unit: WorkUnit) -> float:

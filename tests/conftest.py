@@ -95,3 +95,13 @@ def langsmith_endpoint() -> Iterator[LangSmithStandIn]:
         patch.setenv("LANGSMITH_API_KEY", "offline-test")
         patch.setenv("LANGSMITH_TRACING", "false")
         yield stand_in
+
+
+@pytest.fixture(autouse=True)
+def _experiments_work_in_a_folder_of_their_own(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Experiments keep a store and a judge cache under ``.langchain-evals/`` in the working
+    directory by default: each experiments test works in a folder of its own."""
+    if "experiments" in request.node.path.parts:
+        monkeypatch.chdir(request.getfixturevalue("tmp_path"))

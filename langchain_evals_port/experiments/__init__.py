@@ -25,18 +25,44 @@ Example:
 from ._case import Case
 from ._dataset import Dataset
 from ._errors import DatasetError
-from ._run import CaseResult, ExperimentResult, arun_experiment, run_experiment
+from ._result import CaseResult, ExperimentResult
+from ._run import (
+    ExperimentMismatchError,
+    StoreLike,
+    arescore,
+    arun_experiment,
+    awork_on,
+    rescore,
+    run_experiment,
+)
+from ._store import (
+    DEFAULT_STORE,
+    ExperimentInfo,
+    ExperimentNotFoundError,
+    ExperimentStore,
+    ExperimentSummary,
+)
 from ._target import Target, TargetLike, TargetRun
 
 __all__ = [
+    "DEFAULT_STORE",
     "Case",
     "CaseResult",
     "Dataset",
     "DatasetError",
+    "ExperimentInfo",
+    "ExperimentMismatchError",
+    "ExperimentNotFoundError",
     "ExperimentResult",
+    "ExperimentStore",
+    "ExperimentSummary",
+    "StoreLike",
     "Target",
     "TargetLike",
     "TargetRun",
+    "arescore",
     "arun_experiment",
+    "awork_on",
+    "rescore",
     "run_experiment",
 ]

@@ -32,14 +32,17 @@ from langchain_evals_port.core.errors import EvaluatorInputError
 from ._cache import AcceptedRepliesCache
 from ._model import JudgeModel, checked_cache, resolve_judge, with_cache
 
+# A long scope that sees a new judge model per evaluation must not keep them all.
+_MAX_DERIVED = 64
+
 
 @dataclass(eq=False)
 class JudgeDefaults:
     """What ``judge_defaults`` set, and the judge models derived under it so far.
 
     Derived models are kept per (model, judge's own cache), so a model is copied once per
-    scope rather than once per call; the original model and cache are held with the copy,
-    so a reused ``id`` is never mistaken for them.
+    scope rather than once per call (the oldest go beyond ``_MAX_DERIVED``); the original
+    model and cache are held with the copy, so a reused ``id`` is never mistaken for them.
     """
 
     cache: BaseCache | None
@@ -58,6 +61,8 @@ class JudgeDefaults:
             return found[2]
         derived = self._apply(model, own_cache)
         with self._lock:
+            if len(self._derived) >= _MAX_DERIVED:
+                self._derived.pop(next(iter(self._derived)))
             self._derived[key] = (model, own_cache, derived)
         return derived
 

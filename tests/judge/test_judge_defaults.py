@@ -16,6 +16,7 @@ from langchain_core.runnables import RunnableLambda
 
 from langchain_evals_port import EvaluatorInputError
 from langchain_evals_port.code import CodeExtractor, CodeLLMJudge
+from langchain_evals_port.json_match import JsonMatch
 from langchain_evals_port.judge import LLMJudge, SqliteCache, judge_defaults
 from langchain_evals_port.testing import ScriptedChatModel
 from langchain_evals_port.trajectory import TrajectoryLLMJudge
@@ -98,6 +99,19 @@ def test_judges_built_inside_other_evaluators_answer_from_the_scope_cache(cache)
             assert code_judge.evaluate(inputs="Print 1.", outputs="Here: print(1)").score is True
 
     assert len(model.calls) == 3, "trajectory judge, code extraction and code judge, once each"
+
+
+def test_json_match_rubric_judges_answer_from_the_scope_cache(cache):
+    same = {"city": {"reasoning": "Same city.", "score": True}}
+    model = ScriptedChatModel(responder=lambda messages: same)
+    match = JsonMatch(rubric={"city": "Same city?"}, model=model)
+
+    with judge_defaults(cache=cache):
+        for _ in range(2):
+            [result] = match(outputs={"city": "london"}, reference_outputs={"city": "London"})
+            assert result["score"] == 1.0
+
+    assert len(model.calls) == 1
 
 
 def test_the_applications_model_called_in_the_scope_is_not_cached(cache):

@@ -28,7 +28,10 @@ import os
 import sqlite3
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +281,93 @@ def _restore(text: str) -> list[Generation]:
     ):
         raise ValueError(f"expected a list of generations, got {type(generations).__name__}")
     return generations
+
+
+class AcceptedRepliesCache(BaseCache):
+    """``cache``, storing a judge's replies only once the judge has accepted its answer.
+
+    LangChain stores every successful reply, also one the judge then rejects (no JSON, no
+    score): were the repair rejected too, a re-run would get the same replies from the
+    cache and fail the same way, forever. While a judge's conversation with its model runs
+    (``held_writes``), this cache holds back what LangChain stores; the judge stores it all
+    (``store``) when the conversation ends with a reply it accepts, so a re-run replays the
+    conversation whole, repairs included, and drops it when the conversation fails. Outside
+    a judge's conversation, writes go straight through.
+    """
+
+    def __init__(self, cache: BaseCache) -> None:
+        self.cache = cache
+
+    def __repr__(self) -> str:
+        return f"AcceptedRepliesCache({self.cache!r})"
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's entry."""
+        return self.cache.lookup(prompt, llm_string)
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Hold the write back during a judge's call, else write to the wrapped cache."""
+        held = _held.get()
+        if held is None:
+            self.cache.update(prompt, llm_string, return_val)
+        else:
+            held.append(HeldWrite(self.cache, prompt, llm_string, return_val))
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        self.cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's ``alookup``."""
+        return await self.cache.alookup(prompt, llm_string)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Hold the write back during a judge's call, else the wrapped cache's ``aupdate``."""
+        held = _held.get()
+        if held is None:
+            await self.cache.aupdate(prompt, llm_string, return_val)
+        else:
+            held.append(HeldWrite(self.cache, prompt, llm_string, return_val))
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        await self.cache.aclear(**kwargs)
+
+
+@dataclass(frozen=True)
+class HeldWrite:
+    """A write to ``cache`` held back until the judge accepts a reply."""
+
+    cache: BaseCache
+    prompt: str
+    llm_string: str
+    generations: Sequence[Generation]
+
+
+# The writes held back during the current judge model call (None outside one). A context
+# variable, so concurrent calls (threads, asyncio tasks) each hold their own.
+_held: ContextVar[list[HeldWrite] | None] = ContextVar("judge_cache_held_writes", default=None)
+
+
+@contextmanager
+def held_writes() -> Iterator[list[HeldWrite]]:
+    """Hold back what ``AcceptedRepliesCache`` is asked to store during the block; the list
+    of held writes is given to ``store`` once the judge accepts a reply."""
+    held: list[HeldWrite] = []
+    token = _held.set(held)
+    try:
+        yield held
+    finally:
+        _held.reset(token)
+
+
+def store(held: Sequence[HeldWrite]) -> None:
+    """Make the writes held back during a conversation that ended with an accepted reply."""
+    for write in held:
+        write.cache.update(write.prompt, write.llm_string, write.generations)
+
+
+async def astore(held: Sequence[HeldWrite]) -> None:
+    """The async twin of ``store``."""
+    for write in held:
+        await write.cache.aupdate(write.prompt, write.llm_string, write.generations)

@@ -1,5 +1,5 @@
-"""What every report file shares: Markdown cells, shortened text, the HTML page and its style,
-and writing a file so that a killed run never leaves half of one.
+"""What every report file shares: figures, Markdown cells, shortened text, the HTML page and
+its style, and writing a file so that a killed run never leaves half of one.
 
 Used by ``EvalReport`` here and by the experiment reports of ``experiments``.
 """
@@ -21,6 +21,18 @@ polyline { fill: none; stroke: #3366cc; stroke-width: 2; }
 circle { fill: #3366cc; }
 """
 """The style sheet of every report page."""
+
+
+def figure(value: float, *, signed: bool = False) -> str:
+    """A figure as every report shows it: three decimals, ``signed`` adds ``+`` to positives.
+
+    Example:
+        >>> figure(0.8204), figure(-0.0004, signed=True), figure(0.05, signed=True)
+        ('0.820', '+0.000', '+0.050')
+    """
+    # Rounded first so that -0.0004 reads 0.000, not -0.000.
+    rounded = round(value, 3) + 0.0
+    return f"{rounded:+.3f}" if signed else f"{rounded:.3f}"
 
 
 def html_page(title: str, body: str, *, style: str = "") -> str:

@@ -53,7 +53,7 @@ _HTML_FULL = 20_000
 
 _NOTE = (
     "n counts the cases with a verdict; a case run several times scores the mean of its "
-    "trials, and its interval is clustered by case."
+    "trials, and the intervals are clustered by case."
 )
 
 _STYLE = """
@@ -185,6 +185,23 @@ def print_comparison(
         baseline: The earlier experiment.
         console: Where to print (default: a ``rich.console.Console`` on standard output,
             plain text when that is not a terminal).
+
+    Example:
+        >>> import io
+        >>> from rich.console import Console
+        >>> from langchain_evals_port import ExactMatch
+        >>> from langchain_evals_port.experiments import Dataset, run_experiment
+        >>> dataset = Dataset.from_records(
+        ...     [{"id": f"c{n}", "inputs": {"n": n}, "reference_outputs": "ok"} for n in range(4)]
+        ... )
+        >>> def run(app, name):
+        ...     return run_experiment(app, dataset, [ExactMatch()], name=name, progress=False)
+        >>> before = run(lambda inputs: "ok", "before")
+        >>> after = run(lambda inputs: "ok" if inputs["n"] < 2 else "?", "after")
+        >>> out = Console(file=io.StringIO(), width=100)
+        >>> print_comparison(after, before, console=out)
+        >>> print(out.file.getvalue().splitlines()[-1])
+        exact_match: worse: c2 (-1.000), c3 (-1.000)
     """
     from rich.text import Text
 
@@ -246,7 +263,8 @@ class _View:
         self.baseline = baseline
         self.comparisons = comparisons
         self.baseline_statistics = baseline.statistics() if baseline is not None else {}
-        self.keys = sorted(set(statistics) | {r.key for run in result.runs for r in run.results})
+        # summarize lists every key that has a result, verdict or not.
+        self.keys = list(statistics)
 
     def notes(self) -> list[str]:
         if self.comparisons is None:

@@ -9,8 +9,10 @@ naming the file, the line and the field; nothing is skipped. ``Target`` wraps th
 each case with the runtime's capture machinery. ``run_experiment`` runs a target over a
 dataset, ``trials`` times per case, scores each run with the evaluators and returns an
 ``ExperimentResult`` whose ``statistics()`` and ``compare(baseline)`` come from
-``reporting.statistics``. (The experiment store, resuming, the command line and reports are
-still to come.)
+``reporting.statistics``. ``write_report`` writes an experiment's Markdown, JSON and HTML
+report (figures per key, the comparison with a baseline, every run with its outputs and each
+evaluator's reasoning); ``print_summary`` and ``print_comparison`` print the figures as a
+table. (The experiment store, resuming and the command line are still to come.)
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset, Target
@@ -25,6 +27,7 @@ Example:
 from ._case import Case
 from ._dataset import Dataset
 from ._errors import DatasetError
+from ._report import REPORT_SCHEMA_VERSION, print_comparison, print_summary, write_report
 from ._result import CaseResult, ExperimentResult
 from ._run import (
     ExperimentMismatchError,
@@ -46,6 +49,7 @@ from ._target import Target, TargetLike, TargetRun
 
 __all__ = [
     "DEFAULT_STORE",
+    "REPORT_SCHEMA_VERSION",
     "Case",
     "CaseResult",
     "Dataset",
@@ -63,6 +67,9 @@ __all__ = [
     "arescore",
     "arun_experiment",
     "awork_on",
+    "print_comparison",
+    "print_summary",
     "rescore",
     "run_experiment",
+    "write_report",
 ]

@@ -9,8 +9,9 @@ naming the file, the line and the field; nothing is skipped. ``Target`` wraps th
 each case with the runtime's capture machinery. ``run_experiment`` runs a target over a
 dataset, ``trials`` times per case, scores each run with the evaluators and returns an
 ``ExperimentResult`` whose ``statistics()`` and ``compare(baseline)`` come from
-``reporting.statistics``. (The experiment store, resuming, the command line and reports are
-still to come.)
+``reporting.statistics``; ``upload_to_langsmith`` sends it to LangSmith as an experiment,
+linked to its dataset when the cases came from one. (The experiment store, resuming, the
+command line and reports are still to come.)
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset, Target
@@ -27,6 +28,7 @@ from ._dataset import Dataset
 from ._errors import DatasetError
 from ._run import CaseResult, ExperimentResult, arun_experiment, run_experiment
 from ._target import Target, TargetLike, TargetRun
+from ._upload import LangSmithUploadError, upload_to_langsmith
 
 __all__ = [
     "Case",
@@ -34,9 +36,11 @@ __all__ = [
     "Dataset",
     "DatasetError",
     "ExperimentResult",
+    "LangSmithUploadError",
     "Target",
     "TargetLike",
     "TargetRun",
     "arun_experiment",
     "run_experiment",
+    "upload_to_langsmith",
 ]

@@ -73,7 +73,8 @@ def upload_to_langsmith(
       answer"``, ``"[failed: timeout] judge timed out"``; see
       ``EvaluatorResult.feedback_comment``) and both in the feedback's ``extra``; a failed
       result is also flagged ``error``, as ``langsmith.evaluate`` flags an evaluator that
-      raised. Means in LangSmith count scored feedback only, as ours count verdicts only.
+      raised. LangSmith's averages leave out feedback without a score, as ours leave out
+      what is not a verdict.
 
     Args:
         result: What ``run_experiment`` returned.
@@ -304,7 +305,7 @@ def _ingest_failures() -> Iterator[list[str]]:
     class Handler(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
             message = record.getMessage()
-            if record.thread == thread and message.startswith("Failed to"):
+            if record.thread == thread and message.startswith("Failed to batch ingest"):
                 found.append(message.splitlines()[0])
 
     handler = Handler(logging.WARNING)

@@ -211,6 +211,16 @@ def test_a_refused_batch_of_runs_is_an_error(
     assert "422" in message
 
 
+def test_an_unanswered_info_request_is_not_a_failure(
+    langsmith_endpoint: Any, client: langsmith.Client
+) -> None:
+    # The client logs it and goes on with its defaults; only a refused batch of runs counts.
+    name = unique("no-info")
+    with langsmith_endpoint.failing("/info", 404):
+        upload_to_langsmith(experiment(Dataset.from_records(RECORDS), name), client=client)
+    assert len(langsmith_endpoint.runs(langsmith_endpoint.session_named(name)["id"])) == 3
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -9,10 +9,14 @@ naming the file, the line and the field; nothing is skipped. ``Target`` wraps th
 each case with the runtime's capture machinery. ``run_experiment`` runs a target over a
 dataset, ``trials`` times per case, scores each run with the evaluators and returns an
 ``ExperimentResult`` whose ``statistics()`` and ``compare(baseline)`` come from
-``reporting.statistics``. ``write_report`` writes an experiment's Markdown, JSON and HTML
-report (figures per key, the comparison with a baseline, every run with its outputs and each
-evaluator's reasoning); ``print_summary`` and ``print_comparison`` print the figures as a
-table. (The experiment store, resuming and the command line are still to come.)
+``reporting.statistics``. Everything is written to an ``ExperimentStore`` as it finishes (a
+SQLite file under ``.langchain-evals/`` by default, PostgreSQL for teams), so an interrupted
+experiment resumes where it stopped, ``rescore`` scores stored outputs again without the
+target, and ``langchain-evals worker`` processes can share an experiment's runs. Judges answer
+from a persistent cache by default. ``write_report`` writes an experiment's Markdown, JSON and
+HTML report, ``print_summary`` and ``print_comparison`` print its figures as a table, and
+``upload_to_langsmith`` sends it to LangSmith as an experiment. The command line
+(``langchain-evals run``, ``compare``, ``experiments``, ``rescore``) is the same workflow.
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset, Target
@@ -46,6 +50,7 @@ from ._store import (
     ExperimentSummary,
 )
 from ._target import Target, TargetLike, TargetRun
+from ._upload import LangSmithUploadError, upload_to_langsmith
 
 __all__ = [
     "DEFAULT_STORE",
@@ -60,6 +65,7 @@ __all__ = [
     "ExperimentResult",
     "ExperimentStore",
     "ExperimentSummary",
+    "LangSmithUploadError",
     "StoreLike",
     "Target",
     "TargetLike",
@@ -71,5 +77,6 @@ __all__ = [
     "print_summary",
     "rescore",
     "run_experiment",
+    "upload_to_langsmith",
     "write_report",
 ]

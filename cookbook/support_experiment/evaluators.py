@@ -37,7 +37,7 @@ from langchain_evals_port.testing import ScriptedChatModel
 
 def offline_judge(messages: list[BaseMessage]) -> dict[str, Any]:
     """A stand-in for a real judge model: reads the answers out of the correctness prompt
-    and checks that the agent's states every number the reference answer states."""
+    and checks that the agent's answer states every number the reference answer states."""
     prompt = messages[-1].text
 
     def answer(tag: str) -> str:

@@ -70,6 +70,14 @@ EXPECTED = {
         r"Q3\s+reply-quality\s+inconclusive\s+-\s+-\s+the customer named no order",
         r"Q1: model calls 2, tool calls 1, tokens \d+ input \+ \d+ output = \d+",
     ],
+    "support_experiment/run.py": [
+        r"cancel\s+True\s+True\s+True\s+Done: order A-1003",
+        r"refund-missed\s+False\s+False\s+False\s+Order A-1005 was delivered on 2 March\.",
+        r"correctness\s+0\.833 \[0\.436, 0\.970\]\s+6",
+        r"trajectory_unordered_match\s+0\.833 \[0\.436, 0\.970\]\s+6",
+        r"refund-missed / correctness: The reference states 3, 5; it does not\.",
+        r'reference call refund_order\(order_id="A-1005"\) \(messages\[0\]\) has no partner',
+    ],
     "durable_evaluators/tie_break.py": [
         r"Q1\s+True\s+1\.00\s+unanimous\s+accuracy=pass helpfulness=pass\s",
         r"Q2\s+True\s+0\.67\s+tie-break\s+accuracy=pass helpfulness=fail referee=pass\s",

@@ -34,6 +34,7 @@ from ._errors import DatasetError
 from ._report import REPORT_SCHEMA_VERSION, print_comparison, print_summary, write_report
 from ._result import CaseResult, ExperimentResult
 from ._run import (
+    CacheLike,
     ExperimentMismatchError,
     StoreLike,
     arescore,
@@ -55,6 +56,7 @@ from ._upload import LangSmithUploadError, upload_to_langsmith
 __all__ = [
     "DEFAULT_STORE",
     "REPORT_SCHEMA_VERSION",
+    "CacheLike",
     "Case",
     "CaseResult",
     "Dataset",

@@ -28,10 +28,12 @@ class CaseResult:
 
 @dataclass(frozen=True)
 class ExperimentResult:
-    """Every run of an experiment, in dataset order (trials of a case together)."""
+    """Every run of an experiment, in dataset order (trials of a case together), and its
+    address in LangSmith when it was uploaded."""
 
     name: str
     runs: tuple[CaseResult, ...]
+    langsmith_url: str | None = None
 
     def results_by_case(self) -> dict[str, list[EvaluatorResult]]:
         """Each case id with all its results (several trials: several per key)."""

@@ -20,13 +20,17 @@ share an experiment's runs. Judges' model calls go through a persistent cache by
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import os
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
+
+from langchain_core.caches import BaseCache
+from langchain_core.rate_limiters import BaseRateLimiter
 
 from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
 from langchain_evals_port.core.errors import (
@@ -34,6 +38,7 @@ from langchain_evals_port.core.errors import (
     classify_failure,
     failure_reason,
 )
+from langchain_evals_port.judge import SqliteCache, judge_defaults
 from langchain_evals_port.reporting._display import Progress
 
 from ._case import Case
@@ -41,8 +46,10 @@ from ._result import CaseResult, ExperimentResult
 from ._specs import import_spec
 from ._store import ExperimentInfo, ExperimentStore, PendingRun
 from ._target import Target, TargetLike, TargetRun
+from ._upload import upload_to_langsmith as upload
 
 __all__ = [
+    "CacheLike",
     "ExperimentMismatchError",
     "StoreLike",
     "arescore",
@@ -56,6 +63,11 @@ StoreLike: TypeAlias = "ExperimentStore | str | os.PathLike[str] | Literal[False
 """Where an experiment is kept: an ``ExperimentStore``, its location (a SQLite path or a
 ``postgresql://`` DSN), ``None`` for ``.langchain-evals/experiments.db``, or ``False`` for a
 store in a temporary folder that is deleted afterwards (nothing kept, nothing resumable)."""
+
+CacheLike: TypeAlias = "BaseCache | bool | None"
+"""The judges' cache: ``None`` or ``True`` for ``judge-cache.db`` beside a SQLite store (in
+``.langchain-evals/`` for a PostgreSQL one; none for ``store=False``), ``False`` for none, or
+any LangChain ``BaseCache``."""
 
 EvaluatorsLike: TypeAlias = "Sequence[Evaluator] | str"
 """The evaluators of an experiment: a list, or ``"module:ATTR"`` naming one."""
@@ -85,6 +97,9 @@ async def arun_experiment(
     trials: int = 1,
     max_concurrency: int = 8,
     store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
     progress: bool | None = None,
 ) -> ExperimentResult:
     """Run ``target`` on every case of ``dataset`` ``trials`` times, score each run, and
@@ -102,6 +117,13 @@ async def arun_experiment(
         trials: How many times each case runs.
         max_concurrency: Runs (target and its evaluators) at once in this process.
         store: Where the experiment is kept (see ``StoreLike``).
+        cache: Where judges' model calls are answered from (see ``CacheLike``): by default
+            a persistent cache, so an unchanged re-run makes no judge calls. The target's
+            own model calls are never cached by it (give its model a ``cache`` for that).
+        rate_limiter: A LangChain rate limiter (``InMemoryRateLimiter``) every judge model
+            call waits for, unless the model has its own.
+        upload_to_langsmith: Also send the experiment and its feedback to LangSmith
+            (``upload_to_langsmith``; its URL is the result's ``langsmith_url``).
         progress: ``None`` shows a progress bar on a terminal or in a notebook, never under
             ``CI`` or in a pipe; ``False`` never, ``True`` always.
 
@@ -145,10 +167,11 @@ async def arun_experiment(
         )
         if not created:
             _check_same(stored, info)
-        finished = await _Runner(
-            opened, experiment, runnable, checked, max_concurrency, progress
-        ).run()
-        return await asyncio.to_thread(opened.load, experiment, finished)
+        with _judging(opened, store, cache, rate_limiter):
+            finished = await _Runner(
+                opened, experiment, runnable, checked, max_concurrency, progress
+            ).run()
+        return await _finished(opened, experiment, finished, upload_to_langsmith)
 
 
 def run_experiment(
@@ -160,6 +183,9 @@ def run_experiment(
     trials: int = 1,
     max_concurrency: int = 8,
     store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
     progress: bool | None = None,
 ) -> ExperimentResult:
     """``arun_experiment`` for synchronous code (in a running event loop, await that)."""
@@ -174,6 +200,9 @@ def run_experiment(
             trials=trials,
             max_concurrency=max_concurrency,
             store=store,
+            cache=cache,
+            rate_limiter=rate_limiter,
+            upload_to_langsmith=upload_to_langsmith,
             progress=progress,
         ),
     )
@@ -186,6 +215,9 @@ async def arescore(
     name: str | None = None,
     max_concurrency: int = 8,
     store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
     progress: bool | None = None,
 ) -> ExperimentResult:
     """Score the stored outputs of experiment ``source`` with ``evaluators`` again, without
@@ -198,7 +230,7 @@ async def arescore(
             ``<source>-rescored-N``.
         max_concurrency: Runs scored at once.
         store: The store holding ``source``, where the new experiment is kept too.
-        progress: As for ``arun_experiment``.
+        cache, rate_limiter, upload_to_langsmith, progress: As for ``arun_experiment``.
     """
     checked, evaluators_spec = _evaluators(evaluators)
     _check_count("max_concurrency", max_concurrency)
@@ -224,8 +256,11 @@ async def arescore(
         )
         if not created:
             _check_same(kept, info)
-        finished = await _Runner(opened, experiment, None, checked, max_concurrency, progress).run()
-        return await asyncio.to_thread(opened.load, experiment, finished)
+        with _judging(opened, store, cache, rate_limiter):
+            finished = await _Runner(
+                opened, experiment, None, checked, max_concurrency, progress
+            ).run()
+        return await _finished(opened, experiment, finished, upload_to_langsmith)
 
 
 def rescore(
@@ -235,6 +270,9 @@ def rescore(
     name: str | None = None,
     max_concurrency: int = 8,
     store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
     progress: bool | None = None,
 ) -> ExperimentResult:
     """``arescore`` for synchronous code (in a running event loop, await that)."""
@@ -247,6 +285,9 @@ def rescore(
             name=name,
             max_concurrency=max_concurrency,
             store=store,
+            cache=cache,
+            rate_limiter=rate_limiter,
+            upload_to_langsmith=upload_to_langsmith,
             progress=progress,
         ),
     )
@@ -415,6 +456,43 @@ async def _opened(store: StoreLike) -> AsyncIterator[ExperimentStore]:
         yield opened
     finally:
         opened.close()
+
+
+@contextmanager
+def _judging(
+    opened: ExperimentStore,
+    store: StoreLike,
+    cache: CacheLike,
+    rate_limiter: BaseRateLimiter | None,
+) -> Iterator[None]:
+    """The judges' cache and rate limiter for the block (``judge_defaults``)."""
+    chosen: BaseCache | None
+    if isinstance(cache, BaseCache):
+        chosen = cache
+    elif cache is False or (cache is None and store is False):
+        chosen = None
+    elif cache is None or cache is True:
+        chosen = SqliteCache(opened.cache_path)
+    else:
+        raise EvaluatorUsageError(
+            f"cache must be a LangChain BaseCache, True, False or None, got {cache!r}"
+        )
+    with judge_defaults(cache=chosen, rate_limiter=rate_limiter):
+        yield
+
+
+async def _finished(
+    store: ExperimentStore,
+    name: str,
+    known: dict[tuple[str, int], CaseResult],
+    upload_to_langsmith: bool,
+) -> ExperimentResult:
+    """The experiment as stored (what this process ran, as it ran it), uploaded if asked."""
+    result = await asyncio.to_thread(store.load, name, known)
+    if upload_to_langsmith:
+        url = await asyncio.to_thread(upload, result)
+        result = dataclasses.replace(result, langsmith_url=url)
+    return result
 
 
 async def _next_name(store: ExperimentStore, base: str) -> str:

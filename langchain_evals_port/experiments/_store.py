@@ -160,6 +160,18 @@ class ExperimentStore:
     def __repr__(self) -> str:
         return f"ExperimentStore({self._ledger!r})"
 
+    @property
+    def cache_path(self) -> Path:
+        """Where experiments on this store keep their judges' cache by default: beside a
+        SQLite store, in ``.langchain-evals/`` of the working directory for PostgreSQL."""
+        folder = (
+            Path(self.location).parent
+            if isinstance(self._ledger, SqliteLedger)
+            else DEFAULT_STORE.parent
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / "judge-cache.db"
+
     def __enter__(self) -> ExperimentStore:
         return self
 

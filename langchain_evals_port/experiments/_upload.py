@@ -26,7 +26,7 @@ from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.core.errors import EvalsError, EvaluatorUsageError
 from langchain_evals_port.integrations.langsmith import bounded_client
 
-from ._run import CaseResult, ExperimentResult
+from ._result import CaseResult, ExperimentResult
 
 __all__ = ["LangSmithUploadError", "upload_to_langsmith"]
 

@@ -32,7 +32,7 @@ from ._case import Case
 from ._dataset import Dataset
 from ._errors import DatasetError
 from ._report import REPORT_SCHEMA_VERSION, print_comparison, print_summary, write_report
-from ._result import CaseResult, ExperimentResult
+from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._run import (
     CacheLike,
     ExperimentMismatchError,
@@ -67,6 +67,7 @@ __all__ = [
     "ExperimentResult",
     "ExperimentStore",
     "ExperimentSummary",
+    "JudgeCacheUse",
     "LangSmithUploadError",
     "StoreLike",
     "Target",

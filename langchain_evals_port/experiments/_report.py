@@ -25,6 +25,7 @@ from pydantic_core import to_jsonable_python
 
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.reporting import KeyComparison, KeyStatistics
+from langchain_evals_port.reporting._display import terminal
 from langchain_evals_port.reporting._render import (
     figure,
     html_page,
@@ -94,7 +95,7 @@ def write_report(
         >>> from langchain_evals_port import ExactMatch
         >>> from langchain_evals_port.experiments import Dataset, run_experiment
         >>> dataset = Dataset.from_records([{"inputs": {"q": "2 + 2"}, "reference_outputs": "4"}])
-        >>> result = run_experiment(lambda inputs: "4", dataset, [ExactMatch()], progress=False)
+        >>> result = run_experiment(lambda inputs: "4", dataset, [ExactMatch()], store=False)
         >>> with tempfile.TemporaryDirectory() as folder:
         ...     paths = write_report(result, folder)
         ...     data = json.loads(paths[1].read_text())
@@ -137,7 +138,7 @@ def print_summary(
         >>> from langchain_evals_port import ExactMatch
         >>> from langchain_evals_port.experiments import Dataset, run_experiment
         >>> dataset = Dataset.from_records([{"inputs": {"q": "2 + 2"}, "reference_outputs": "4"}])
-        >>> result = run_experiment(lambda inputs: "4", dataset, [ExactMatch()], progress=False)
+        >>> result = run_experiment(lambda inputs: "4", dataset, [ExactMatch()], store=False)
         >>> out = Console(file=io.StringIO(), width=100)
         >>> print_summary(result, console=out)
         >>> "exact_match" in out.file.getvalue()
@@ -150,7 +151,7 @@ def print_summary(
     comparisons = result.compare(baseline) if baseline is not None else {}
     title = f"{result.name} against {baseline.name}" if baseline is not None else result.name
     table = _table(title)
-    table.add_column("key", overflow="fold")
+    table.add_column("key", no_wrap=True)
     table.add_column("measure", no_wrap=True)
     table.add_column("score [95 % interval]", justify="right", no_wrap=True)
     for header in ("n", "inconclusive", "failed"):
@@ -195,7 +196,7 @@ def print_comparison(
         ...     [{"id": f"c{n}", "inputs": {"n": n}, "reference_outputs": "ok"} for n in range(4)]
         ... )
         >>> def run(app, name):
-        ...     return run_experiment(app, dataset, [ExactMatch()], name=name, progress=False)
+        ...     return run_experiment(app, dataset, [ExactMatch()], name=name, store=False)
         >>> before = run(lambda inputs: "ok", "before")
         >>> after = run(lambda inputs: "ok" if inputs["n"] < 2 else "?", "after")
         >>> out = Console(file=io.StringIO(), width=100)
@@ -208,7 +209,7 @@ def print_comparison(
     out = _console(console)
     comparisons = result.compare(baseline)
     table = _table(f"{result.name} against {baseline.name}")
-    table.add_column("key", overflow="fold")
+    table.add_column("key", no_wrap=True)
     table.add_column(f"baseline: {baseline.name}", justify="right", no_wrap=True)
     table.add_column(result.name, justify="right", no_wrap=True)
     table.add_column("change [95 % interval]", justify="right", no_wrap=True)
@@ -312,9 +313,7 @@ def _comparison_notes(
 
 
 def _console(console: Console | None) -> Console:
-    from rich.console import Console
-
-    return console if console is not None else Console()
+    return console if console is not None else terminal()
 
 
 def _plain(value: Any) -> Any:

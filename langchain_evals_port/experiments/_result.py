@@ -13,7 +13,7 @@ from langchain_evals_port.reporting import KeyComparison, KeyStatistics, compare
 from ._case import Case
 from ._target import TargetRun
 
-__all__ = ["CaseResult", "ExperimentResult"]
+__all__ = ["CaseResult", "ExperimentResult", "JudgeCacheUse"]
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,23 @@ class CaseResult:
 
 
 @dataclass(frozen=True)
+class JudgeCacheUse:
+    """How the judge calls of an experiment's run in this process were answered: from the
+    cache (``hits``) or by the judge's model (``misses``: the calls actually made)."""
+
+    hits: int
+    misses: int
+
+
+@dataclass(frozen=True)
 class ExperimentResult:
-    """Every run of an experiment, in dataset order (trials of a case together), and its
-    address in LangSmith when it was uploaded."""
+    """Every run of an experiment, in dataset order (trials of a case together); how the
+    judges' cache answered (when there was one) and the experiment's address in LangSmith
+    (when it was uploaded)."""
 
     name: str
     runs: tuple[CaseResult, ...]
+    judge_cache: JudgeCacheUse | None = None
     langsmith_url: str | None = None
 
     def results_by_case(self) -> dict[str, list[EvaluatorResult]]:

@@ -39,10 +39,11 @@ from langchain_evals_port.core.errors import (
     failure_reason,
 )
 from langchain_evals_port.judge import SqliteCache, judge_defaults
+from langchain_evals_port.judge._cache import CountingCache
 from langchain_evals_port.reporting._display import Progress
 
 from ._case import Case
-from ._result import CaseResult, ExperimentResult
+from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._specs import import_spec
 from ._store import ExperimentInfo, ExperimentStore, PendingRun
 from ._target import Target, TargetLike, TargetRun
@@ -167,11 +168,11 @@ async def arun_experiment(
         )
         if not created:
             _check_same(stored, info)
-        with _judging(opened, store, cache, rate_limiter):
+        with _judging(opened, store, cache, rate_limiter) as counted:
             finished = await _Runner(
                 opened, experiment, runnable, checked, max_concurrency, progress
             ).run()
-        return await _finished(opened, experiment, finished, upload_to_langsmith)
+        return await _finished(opened, experiment, finished, counted, upload_to_langsmith)
 
 
 def run_experiment(
@@ -256,11 +257,11 @@ async def arescore(
         )
         if not created:
             _check_same(kept, info)
-        with _judging(opened, store, cache, rate_limiter):
+        with _judging(opened, store, cache, rate_limiter) as counted:
             finished = await _Runner(
                 opened, experiment, None, checked, max_concurrency, progress
             ).run()
-        return await _finished(opened, experiment, finished, upload_to_langsmith)
+        return await _finished(opened, experiment, finished, counted, upload_to_langsmith)
 
 
 def rescore(
@@ -379,7 +380,9 @@ class _Runner:
             if not self.held:
                 if not await self._store(self.store.unfinished, self.name):
                     return
-                await asyncio.sleep(_POLL_SECONDS)  # the rest is held by other processes
+                # The rest is held by other processes: take over those that died here.
+                await self._store(self.store.release_orphans, self.name)
+                await asyncio.sleep(_POLL_SECONDS)
                 continue
             done, _ = await asyncio.wait(
                 self.held, timeout=_POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
@@ -464,8 +467,9 @@ def _judging(
     store: StoreLike,
     cache: CacheLike,
     rate_limiter: BaseRateLimiter | None,
-) -> Iterator[None]:
-    """The judges' cache and rate limiter for the block (``judge_defaults``)."""
+) -> Iterator[CountingCache | None]:
+    """The judges' cache (counting its hits) and rate limiter for the block
+    (``judge_defaults``)."""
     chosen: BaseCache | None
     if isinstance(cache, BaseCache):
         chosen = cache
@@ -477,18 +481,24 @@ def _judging(
         raise EvaluatorUsageError(
             f"cache must be a LangChain BaseCache, True, False or None, got {cache!r}"
         )
-    with judge_defaults(cache=chosen, rate_limiter=rate_limiter):
-        yield
+    counting = None if chosen is None else CountingCache(chosen)
+    with judge_defaults(cache=counting, rate_limiter=rate_limiter):
+        yield counting
 
 
 async def _finished(
     store: ExperimentStore,
     name: str,
     known: dict[tuple[str, int], CaseResult],
+    counted: CountingCache | None,
     upload_to_langsmith: bool,
 ) -> ExperimentResult:
-    """The experiment as stored (what this process ran, as it ran it), uploaded if asked."""
+    """The experiment as stored (what this process ran, as it ran it), with how the judges'
+    cache answered, uploaded if asked."""
     result = await asyncio.to_thread(store.load, name, known)
+    if counted is not None:
+        use = JudgeCacheUse(hits=counted.hits, misses=counted.misses)
+        result = dataclasses.replace(result, judge_cache=use)
     if upload_to_langsmith:
         url = await asyncio.to_thread(upload, result)
         result = dataclasses.replace(result, langsmith_url=url)

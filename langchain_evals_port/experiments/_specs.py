@@ -3,6 +3,7 @@ them."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from typing import Any
 
@@ -25,7 +26,10 @@ def import_spec(spec: str, what: str) -> Any:
         try:
             value = getattr(value, part)
         except AttributeError:
+            names = [name for name in dir(value) if not name.startswith("_")]
+            close = difflib.get_close_matches(part, names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise EvaluatorUsageError(
-                f"{what}: module {module_name!r} has no attribute {attribute!r}"
+                f"{what}: module {module_name!r} has no attribute {attribute!r}{hint}"
             ) from None
     return value

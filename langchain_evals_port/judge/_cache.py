@@ -334,6 +334,52 @@ class AcceptedRepliesCache(BaseCache):
         await self.cache.aclear(**kwargs)
 
 
+class CountingCache(BaseCache):
+    """A cache that counts its lookups answered (``hits``) and not (``misses``: calls the
+    model then made), around another; an experiment reports them after a run."""
+
+    def __init__(self, cache: BaseCache) -> None:
+        self.cache = cache
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CountingCache({self.cache!r})"
+
+    def _count(self, found: Sequence[Generation] | None) -> Sequence[Generation] | None:
+        with self._lock:
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return found
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's entry, counted."""
+        return self._count(self.cache.lookup(prompt, llm_string))
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``update``."""
+        self.cache.update(prompt, llm_string, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        self.cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's ``alookup``, counted."""
+        return self._count(await self.cache.alookup(prompt, llm_string))
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``aupdate``."""
+        await self.cache.aupdate(prompt, llm_string, return_val)
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        await self.cache.aclear(**kwargs)
+
+
 @dataclass(frozen=True)
 class HeldWrite:
     """A write to ``cache`` held back until the judge accepts a reply."""

@@ -48,6 +48,9 @@ def test_an_unchanged_re_run_asks_the_judge_nothing_and_the_app_everything() -> 
     second = run_experiment(app, CASES, evaluators, progress=False)
     assert (first.name, second.name) == ("app-1", "app-2")
     assert len(judge.calls) == 6  # every judge call answered from the cache
+    assert first.judge_cache is not None and second.judge_cache is not None
+    assert (first.judge_cache.misses, first.judge_cache.hits) == (6, 0)
+    assert (second.judge_cache.misses, second.judge_cache.hits) == (0, 6)
     assert len(app_model.calls) == 12  # the app's own model is never cached
     assert second.statistics() == first.statistics()
     assert Path(".langchain-evals/judge-cache.db").is_file()
@@ -57,8 +60,9 @@ def test_no_cache_asks_the_judge_again(tmp_path: Path) -> None:
     judge, _, app = fixtures()
     evaluators = [LLMJudge(prompt=PROMPT, model=judge, feedback_key="right")]
     run_experiment(app, CASES, evaluators, cache=False, progress=False)
-    run_experiment(app, CASES, evaluators, cache=False, progress=False)
+    again = run_experiment(app, CASES, evaluators, cache=False, progress=False)
     assert len(judge.calls) == 12
+    assert again.judge_cache is None
 
 
 def test_a_cache_given_is_the_one_used_and_rescore_uses_it_too(tmp_path: Path) -> None:

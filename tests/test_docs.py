@@ -105,10 +105,11 @@ def test_every_cookbook_script_has_expectations():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=script_key)
-def test_cookbook_scripts_run(script, monkeypatch):
+def test_cookbook_scripts_run(script, monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # Run from a folder of its own: what a script keeps (an experiment store) lands there.
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
     for pattern in EXPECTED[script_key(script)]:

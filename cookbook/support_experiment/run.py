@@ -26,9 +26,7 @@ HERE = Path(__file__).resolve().parent
 
 def main() -> None:
     dataset = Dataset.load(HERE / "cases.jsonl")
-    result = run_experiment(
-        target, dataset, EVALUATORS, name="support-agent", max_concurrency=4, progress=False
-    )
+    result = run_experiment(target, dataset, EVALUATORS, max_concurrency=4, progress=False)
 
     print(f"{'case':<14} {'correctness':<12} {'trajectory':<11} {'intent':<7} answer")
     for run in result.runs:

@@ -112,7 +112,8 @@ async def arun_experiment(
             function of the inputs, ``"module:attr"``). Workers can share the experiment
             only when it is ``"module:attr"``.
         dataset: A ``Dataset`` or any iterable of ``Case``.
-        evaluators: The evaluators scoring each run, or ``"module:ATTR"`` naming the list.
+        evaluators: The evaluators scoring each run, or ``"module:ATTR"`` naming the list
+            (empty: keep the outputs only, to ``rescore`` later).
         name: The experiment's name; an existing experiment of this name is resumed. Default:
             the target's name with the next free number (``my-agent-3``).
         trials: How many times each case runs.
@@ -575,6 +576,4 @@ def _evaluators(evaluators: object) -> tuple[list[Evaluator], str | None]:
                 f"evaluators[{index}] is {evaluator!r}, not an Evaluator (wrap a function "
                 "with @evaluator)"
             )
-    if not evaluators:
-        raise EvaluatorUsageError("evaluators is empty; an experiment needs at least one")
     return list(evaluators), spec

@@ -73,16 +73,20 @@ def test_run_prints_a_summary_and_a_second_run_compares_with_the_first(tmp_path:
     first = cli(folder, *RUN)
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("Experiment target-1: 8 runs\n")
-    assert "exact_match" in first.stdout and "1.000 [0.676, 1.000]" in first.stdout
+    assert "exact_match" in first.stdout
+    assert "1.000 [0.676, 1.000]" in first.stdout
     second = cli(folder, *RUN, "--report", "report")
     assert second.returncode == 0, second.stderr
     assert "Experiment target-2: 8 runs, compared with target-1" in second.stdout
     assert "no detectable change" in second.stdout
     report = json.loads((folder / "report" / "report.json").read_text())
-    assert report["experiment"] == "target-2" and len(report["runs"]) == 8
+    assert report["experiment"] == "target-2"
+    assert len(report["runs"]) == 8
     listing = cli(folder, "experiments")
     assert listing.returncode == 0
-    assert "target-1" in listing.stdout and "target-2" in listing.stdout and "8/8" in listing.stdout
+    assert "target-1" in listing.stdout
+    assert "target-2" in listing.stdout
+    assert "8/8" in listing.stdout
 
 
 def test_compare_exits_1_on_a_regression_and_0_on_a_reshuffle(tmp_path: Path) -> None:
@@ -164,7 +168,8 @@ def test_two_workers_share_an_experiment_on_postgresql_and_one_killed_loses_noth
                     store.info("shared")
                     break
                 except ExperimentNotFoundError:
-                    assert time.monotonic() < deadline and runner.poll() is None
+                    assert time.monotonic() < deadline
+                    assert runner.poll() is None
                     time.sleep(0.05)
         worker = ["worker", "--experiment", "shared", "--store", dsn, "--concurrency", "2"]
         doomed = _command(folder, *worker, **slow)
@@ -175,7 +180,7 @@ def test_two_workers_share_an_experiment_on_postgresql_and_one_killed_loses_noth
         time.sleep(0.3)
         doomed.send_signal(signal.SIGKILL)
         doomed.wait()
-        out, err = runner.communicate(timeout=120)
+        _out, err = runner.communicate(timeout=120)
         assert runner.returncode == 0, err
         survived, _ = survivor.communicate(timeout=120)
         assert survivor.returncode == 0

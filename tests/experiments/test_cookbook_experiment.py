@@ -30,6 +30,7 @@ def example() -> Iterator[tuple[ModuleType, ExperimentResult, int]]:
             Dataset.load(EXAMPLE / "cases.jsonl"),
             evaluators.EVALUATORS,
             name="support-agent",
+            store=False,  # a module-scoped fixture: no per-test folder for the store yet
             progress=False,
         )
         yield evaluators, result, len(evaluators.JUDGE_MODEL.calls) - calls_before

@@ -48,7 +48,8 @@ def test_an_unchanged_re_run_asks_the_judge_nothing_and_the_app_everything() -> 
     second = run_experiment(app, CASES, evaluators, progress=False)
     assert (first.name, second.name) == ("app-1", "app-2")
     assert len(judge.calls) == 6  # every judge call answered from the cache
-    assert first.judge_cache is not None and second.judge_cache is not None
+    assert first.judge_cache is not None
+    assert second.judge_cache is not None
     assert (first.judge_cache.misses, first.judge_cache.hits) == (6, 0)
     assert (second.judge_cache.misses, second.judge_cache.hits) == (0, 6)
     assert len(app_model.calls) == 12  # the app's own model is never cached

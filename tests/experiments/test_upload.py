@@ -50,7 +50,9 @@ EVALUATORS = [ExactMatch(), Evaluator.from_function("shortness", "shortness", sh
 
 
 def experiment(dataset: Dataset, name: str, trials: int = 1) -> ExperimentResult:
-    return run_experiment(capital, dataset, EVALUATORS, name=name, trials=trials, progress=False)
+    return run_experiment(
+        capital, dataset, EVALUATORS, name=name, trials=trials, store=False, progress=False
+    )
 
 
 def unique(prefix: str) -> str:

@@ -8,9 +8,10 @@ call and one judge call per case) before its figures are printed. Printed:
 
 1. ``--cases`` cases at ``--concurrency``, on a SQLite store: wall time against the ideal
    (cases x (20 ms app + 20 ms judge) / concurrency; target <= 1.2x) and process CPU per
-   case (``time.process_time()``, all threads). Then the same work through
-   ``langsmith.evaluate(target, data=[Example, ...], evaluators=[...], max_concurrency=...,
-   upload_results=False)`` against a LangSmith stand-in on 127.0.0.1, with OpenEvals'
+   case (``time.process_time()``, all threads); at 32 runs in flight the event loop's CPU,
+   not the models' latency, sets the pace (wall ~= cases x CPU per case). Then the same
+   work through ``langsmith.evaluate(target, data=[Example, ...], evaluators=[...],
+   max_concurrency=..., upload_results=False)`` against a LangSmith stand-in on 127.0.0.1, with OpenEvals'
    ``exact_match`` and ``create_llm_as_judge`` on the same scripted judge and a sync app
    calling the same scripted model; and through ``langsmith.aevaluate`` with the async app
    and OpenEvals' async judge. CPU per case ours / theirs (target <= 0.6x). LangSmith's CPU
@@ -30,7 +31,7 @@ call and one judge call per case) before its figures are printed. Printed:
    flight at the kill (up to ``--concurrency``) had called the app and are run again.
 
 Run: ``.venv/bin/python benchmarks/bench_experiments.py [--cases N] [--concurrency C]
-[--skip-langsmith]`` (about 60 s with the defaults on two cores; ``--cases 20`` for a smoke
+[--skip-langsmith]`` (about 30 s with the defaults on two cores; ``--cases 20`` for a smoke
 run of a few seconds).
 """
 

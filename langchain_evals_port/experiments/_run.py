@@ -514,11 +514,16 @@ def _sync(name: str, twin: str, start: Callable[[], Awaitable[T]]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        returned: list[T] = []
 
-        async def main() -> T:
-            return await start()
+        async def main() -> None:
+            # Not the main task's result: on Python 3.11, asyncio.run formats that task's
+            # repr, result included, when it restores the Ctrl-C handler (twice), and a
+            # 1,000-run result takes half a second to format.
+            returned.append(await start())
 
-        return asyncio.run(main())
+        asyncio.run(main())
+        return returned[0]
     raise EvaluatorUsageError(
         f"{name} was called inside a running event loop; use `await {twin}(...)` instead"
     )

@@ -35,7 +35,7 @@ class JudgeCacheUse:
     misses: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ExperimentResult:
     """Every run of an experiment, in dataset order (trials of a case together); how the
     judges' cache answered (when there was one) and the experiment's address in LangSmith
@@ -45,6 +45,10 @@ class ExperimentResult:
     runs: tuple[CaseResult, ...]
     judge_cache: JudgeCacheUse | None = None
     langsmith_url: str | None = None
+
+    def __repr__(self) -> str:
+        # Short: a notebook shows it, and asyncio formats a finished task's result.
+        return f"ExperimentResult({self.name!r}, {len(self.runs)} runs)"
 
     def results_by_case(self) -> dict[str, list[EvaluatorResult]]:
         """Each case id with all its results (several trials: several per key)."""

@@ -398,6 +398,8 @@ class _Runner:
         if run is None:
             assert self.target is not None  # only a rescore's runs come without a target
             run = await self.target.arun(case.inputs, case_id=case.id, trial=trial)
+            # Kept before scoring: an interrupted run is scored again, not run again.
+            await self._store(self.store.keep_output, self.name, pending, run)
         scored = await asyncio.gather(*(_score(ev, case, run) for ev in self.evaluators))
         result = CaseResult(case, trial, run, tuple(r for results in scored for r in results))
         if await self._store(self.store.finish, self.name, pending, result):
@@ -514,16 +516,10 @@ def _sync(name: str, twin: str, start: Callable[[], Awaitable[T]]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        returned: list[T] = []
+        async def main() -> T:
+            return await start()
 
-        async def main() -> None:
-            # Not the main task's result: on Python 3.11, asyncio.run formats that task's
-            # repr, result included, when it restores the Ctrl-C handler (twice), and a
-            # 1,000-run result takes half a second to format.
-            returned.append(await start())
-
-        asyncio.run(main())
-        return returned[0]
+        return asyncio.run(main())
     raise EvaluatorUsageError(
         f"{name} was called inside a running event loop; use `await {twin}(...)` instead"
     )

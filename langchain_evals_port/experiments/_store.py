@@ -7,10 +7,10 @@ An experiment is a row of ``ledger_experiments`` and one row per run (a case and
 then ``compare`` find each other's experiments; a ``postgresql://`` location shares one store
 between a team's machines and ``langchain-evals worker`` processes.
 
-Every run is written the moment it finishes: the case's output (as JSON: LangChain messages
-through langchain-core's serialization, anything else as its JSON form or, failing that,
-its ``repr``), everything the target's trajectory capture recorded, and every evaluator
-result. A run is claimed before it starts and written only while its claim holds (see
+Every run is written as it goes: the case's output (as JSON: LangChain messages through
+langchain-core's serialization, anything else as its JSON form or, failing that, its
+``repr``) with everything the target's trajectory capture recorded, the moment the target
+returns; every evaluator result once the run is scored. A run is claimed before it starts and written only while its claim holds (see
 ``runtime.ledger``), so a killed run resumes with the unfinished runs alone, and processes
 sharing an experiment record each run once.
 """
@@ -126,7 +126,6 @@ class _Work(BaseModel):
 
 
 class _Record(BaseModel):
-    run: _StoredRun
     results: list[EvaluatorResult]
 
 
@@ -284,10 +283,18 @@ class ExperimentStore:
             name, [run.claim for run in runs], lease_seconds=lease_seconds
         )
 
+    def keep_output(self, name: str, run: PendingRun, output: TargetRun) -> bool:
+        """Keep what the target did for ``run`` before it is scored, so a run interrupted
+        while scoring is scored again without running the target; False when the claim was
+        lost."""
+        work = _Work(case=run.case, given=_stored(output))
+        return self._ledger.keep_work(name, run.claim, work.model_dump_json(fallback=repr))
+
     def finish(self, name: str, run: PendingRun, result: CaseResult) -> bool:
-        """Write ``result`` as ``run``'s record; False when the claim was lost (another
-        process holds the run and records it)."""
-        record = _Record(run=_stored_required(result.run), results=list(result.results))
+        """Write ``result``'s evaluator results as ``run``'s record (its output was kept by
+        ``keep_output``, or given); False when the claim was lost (another process holds the
+        run and records it)."""
+        record = _Record(results=list(result.results))
         return self._ledger.finish_run(name, run.claim, record.model_dump_json(fallback=repr))
 
     def release(self, name: str, runs: Sequence[PendingRun]) -> int:
@@ -340,10 +347,8 @@ def _revived(value: Any) -> Any:
 
 
 def _stored(run: TargetRun | None) -> _StoredRun | None:
-    return None if run is None else _stored_required(run)
-
-
-def _stored_required(run: TargetRun) -> _StoredRun:
+    if run is None:
+        return None
     return _StoredRun(outputs=_jsonable(run.outputs), interaction=run.interaction)
 
 
@@ -356,5 +361,7 @@ def _target_run(stored: _StoredRun | None) -> TargetRun | None:
 def _case_result(row: RunRow) -> CaseResult:
     work = _Work.model_validate_json(row.work)
     record = _Record.model_validate_json(row.record or "")
-    run = TargetRun(_revived(record.run.outputs), record.run.interaction)
+    run = _target_run(work.given)
+    if run is None:
+        raise ValueError(f"run {row.case_id}:{row.trial} is finished but kept no output")
     return CaseResult(work.case, row.trial, run, tuple(record.results))

@@ -163,6 +163,15 @@ class ExperimentRuns(ABC):
                 [(time.time() + lease_seconds, *_fence(experiment, claim)) for claim in claims],
             )
 
+    def keep_work(self, experiment: str, claim: RunClaim, work: str) -> bool:
+        """Replace the run's work while the claim holds (a run keeps what it has done so
+        far, for whoever finishes it); False when it no longer does."""
+        changed = self._change(
+            f"UPDATE ledger_experiment_runs SET work = %s WHERE {_HELD}",
+            (work, *_fence(experiment, claim)),
+        )
+        return changed == 1
+
     def finish_run(self, experiment: str, claim: RunClaim, record: str) -> bool:
         """Write the run's record while the claim holds; False when it no longer does (the
         run was taken over, and is or will be recorded by whoever holds it)."""

@@ -516,6 +516,7 @@ def _sync(name: str, twin: str, start: Callable[[], Awaitable[T]]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+
         async def main() -> T:
             return await start()
 

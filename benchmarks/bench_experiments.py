@@ -9,7 +9,9 @@ call and one judge call per case) before its figures are printed. Printed:
 1. ``--cases`` cases at ``--concurrency``, on a SQLite store: wall time against the ideal
    (cases x (20 ms app + 20 ms judge) / concurrency; target <= 1.2x) and process CPU per
    case (``time.process_time()``, all threads); at 32 runs in flight the event loop's CPU,
-   not the models' latency, sets the pace (wall ~= cases x CPU per case). Then the same
+   not the models' latency, sets the pace (wall ~= cases x CPU per case). The same app and
+   evaluator calls alone (``asyncio.gather``, no capture, no store) show how much of that
+   CPU is LangChain's own (its Runnable configs, callbacks and chat-model plumbing). Then the same
    work through ``langsmith.evaluate(target, data=[Example, ...], evaluators=[...],
    max_concurrency=..., upload_results=False)`` against a LangSmith stand-in on 127.0.0.1, with OpenEvals'
    ``exact_match`` and ``create_llm_as_judge`` on the same scripted judge and a sync app
@@ -27,8 +29,9 @@ call and one judge call per case) before its figures are printed. Printed:
 3. Resume after a kill: the experiment (app and evaluators as ``"module:attr"``) runs in a
    subprocess, SIGKILLed once the store shows half its runs finished, then started again
    under the same name to completion; every app call appends a line to a file, so the
-   total app calls / cases is counted across both processes (target <= 1.02). The runs in
-   flight at the kill (up to ``--concurrency``) had called the app and are run again.
+   total app calls / cases is counted across both processes (target <= 1.02). A run keeps
+   its output before it is scored, so only the runs whose app call was under way at the
+   kill (up to ``--concurrency``) call the app again.
 
 Run: ``.venv/bin/python benchmarks/bench_experiments.py [--cases N] [--concurrency C]
 [--skip-langsmith]`` (about 30 s with the defaults on two cores; ``--cases 20`` for a smoke
@@ -57,6 +60,7 @@ from typing import Any, TypeVar
 import _experiment_app as app
 from _timing import langsmith_stand_in
 
+from langchain_evals_port.core import EvalRequest
 from langchain_evals_port.experiments import ExperimentStore, run_experiment
 from langchain_evals_port.judge import SqliteCache
 
@@ -247,6 +251,28 @@ def resume_after_kill(folder: Path, cases: int, concurrency: int) -> None:
     print(f"  app calls in all / cases: {total}/{cases} = {total / cases:.3f} (target <= 1.02)")
 
 
+def bare_calls(ours: Ours) -> tuple[float, float]:
+    """Wall and CPU of the same app and evaluator calls with nothing else: ``asyncio.gather``
+    under a semaphore, no trajectory capture, no store (what LangChain itself costs)."""
+    run = app.make_app(app.app_model())
+
+    async def all_cases() -> None:
+        limit = asyncio.Semaphore(ours.concurrency)
+
+        async def one(case: Any) -> None:
+            async with limit:
+                outputs = await run(case.inputs)
+                request = EvalRequest(
+                    inputs=case.inputs, outputs=outputs, reference_outputs=case.reference_outputs
+                )
+                await asyncio.gather(*(ev.ainvoke(request) for ev in ours.evaluators))
+
+        await asyncio.gather(*(one(case) for case in ours.dataset))
+
+    wall, cpu, _ = timed(lambda: asyncio.run(all_cases()))
+    return wall, cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=1000)
@@ -271,6 +297,8 @@ def main() -> None:
         assert calls == judged == cases, (calls, judged)
         figures("run_experiment", wall, cpu, cases, f", {wall / ideal:.2f}x ideal (target <= 1.2x)")
         first_wall, first_cpu = wall, cpu
+        wall, cpu = bare_calls(ours)
+        figures("the same calls alone (no capture, no store)", wall, cpu, cases)
         if not args.skip_langsmith:
             theirs = langsmith_runs(cases, concurrency)
             for label, (their_wall, their_cpu) in theirs.items():

@@ -164,16 +164,9 @@ async def arun_experiment(
             cases=len(cases),
             dataset=_fingerprint(cases),
         )
-        created, stored = await asyncio.to_thread(
-            opened.create, info, [(case, trial, None) for case in cases for trial in range(trials)]
-        )
-        if not created:
-            _check_same(stored, info)
-        with _judging(opened, store, cache, rate_limiter) as counted:
-            finished = await _Runner(
-                opened, experiment, runnable, checked, max_concurrency, progress
-            ).run()
-        return await _finished(opened, experiment, finished, counted, upload_to_langsmith)
+        runs = [(case, trial, None) for case in cases for trial in range(trials)]
+        runner = _Runner(opened, experiment, runnable, checked, max_concurrency, progress)
+        return await _start(runner, info, runs, store, cache, rate_limiter, upload_to_langsmith)
 
 
 def run_experiment(
@@ -253,16 +246,9 @@ async def arescore(
             dataset=original.dataset,
             rescored_from=source,
         )
-        created, kept = await asyncio.to_thread(
-            opened.create, info, [(run.case, run.trial, run.run) for run in stored.runs]
-        )
-        if not created:
-            _check_same(kept, info)
-        with _judging(opened, store, cache, rate_limiter) as counted:
-            finished = await _Runner(
-                opened, experiment, None, checked, max_concurrency, progress
-            ).run()
-        return await _finished(opened, experiment, finished, counted, upload_to_langsmith)
+        runs = [(run.case, run.trial, run.run) for run in stored.runs]
+        runner = _Runner(opened, experiment, None, checked, max_concurrency, progress)
+        return await _start(runner, info, runs, store, cache, rate_limiter, upload_to_langsmith)
 
 
 def rescore(
@@ -344,6 +330,7 @@ class _Runner:
         self.evaluators = evaluators
         self.max_concurrency = max_concurrency
         self.progress = progress
+        self.claim_batch = max(1, max_concurrency // 8)
         self.finished: dict[tuple[str, int], CaseResult] = {}
         self.held: dict[asyncio.Task[None], PendingRun] = {}
 
@@ -367,12 +354,13 @@ class _Runner:
 
     async def _claim_until_done(self, shown: Progress) -> None:
         while True:
+            # Claimed a few at a time rather than one as each run ends: a claim is a write.
             free = self.max_concurrency - len(self.held)
             claimed = (
                 await self._store(
                     self.store.claim, self.name, limit=free, lease_seconds=_LEASE_SECONDS
                 )
-                if free
+                if free >= self.claim_batch or (free and not self.held)
                 else []
             )
             for pending in claimed:
@@ -462,6 +450,25 @@ async def _opened(store: StoreLike) -> AsyncIterator[ExperimentStore]:
         yield opened
     finally:
         opened.close()
+
+
+async def _start(
+    runner: _Runner,
+    info: ExperimentInfo,
+    runs: Sequence[tuple[Case, int, TargetRun | None]],
+    store: StoreLike,
+    cache: CacheLike,
+    rate_limiter: BaseRateLimiter | None,
+    upload_to_langsmith: bool,
+) -> ExperimentResult:
+    """Store the experiment ``info`` with its ``runs`` (or resume it), let ``runner`` run
+    them with the judges' cache and limiter, and return the experiment as stored."""
+    created, stored = await asyncio.to_thread(runner.store.create, info, runs)
+    if not created:
+        _check_same(stored, info)
+    with _judging(runner.store, store, cache, rate_limiter) as counted:
+        finished = await runner.run()
+    return await _finished(runner.store, info.name, finished, counted, upload_to_langsmith)
 
 
 @contextmanager

@@ -196,8 +196,9 @@ ALTER TABLE work RENAME TO ledger_work
 
 # Experiments (``langchain_evals_port.experiments``): one row per experiment, one per run of
 # a case (a case and a trial). A run is claimed like a work unit (a worker, a fencing token, a
-# lease) until its record is written; ``work`` is what the run needs (its case, and for a
-# rescore the stored output), ``record`` what it produced.
+# lease) until its record is written; ``work`` is what the run needs (its case, and its
+# output once the target returned or, for a rescore, the stored one), ``record`` its results.
+# Claims read the unfinished runs in order from an index of those alone.
 _EXPERIMENT_TABLES = """
 CREATE TABLE IF NOT EXISTS ledger_experiments (
     name text PRIMARY KEY,
@@ -218,7 +219,9 @@ CREATE TABLE IF NOT EXISTS ledger_experiment_runs (
     PRIMARY KEY (experiment, case_id, trial)
 );
 CREATE INDEX IF NOT EXISTS ledger_experiment_runs_in_order
-    ON ledger_experiment_runs (experiment, position, trial)
+    ON ledger_experiment_runs (experiment, position, trial);
+CREATE INDEX IF NOT EXISTS ledger_experiment_runs_unfinished
+    ON ledger_experiment_runs (experiment, position, trial) WHERE finished_at IS NULL
 """
 
 MIGRATIONS: tuple[Migration, ...] = (

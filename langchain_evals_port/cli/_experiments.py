@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
+
+from langsmith.utils import LangSmithError
 
 __all__ = ["add_experiment_commands", "run_command"]
 
@@ -103,6 +107,8 @@ def run_command(args: argparse.Namespace) -> int:
     # Targets and evaluators are the user's modules: import them as ``python -m`` would.
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    # SIGTERM stops like Ctrl-C: running cases are cancelled and their claims handed back.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         if args.command == "run":
             return _run(args)
@@ -113,16 +119,31 @@ def run_command(args: argparse.Namespace) -> int:
         if args.command == "experiments":
             return _list(args)
         return _work(args)
-    except (EvalsError, OSError, ValueError, ConnectionError) as error:
+    except KeyboardInterrupt:
+        print(f"langchain-evals {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except (EvalsError, OSError, ValueError, sqlite3.Error, LangSmithError) as error:
+        # Usage, files, stores and DSNs, LangSmith: a message, never a traceback.
         print(f"langchain-evals {args.command}: {error}", file=sys.stderr)
         return 2
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _run(args: argparse.Namespace) -> int:
-    from langchain_evals_port.experiments import Dataset, ExperimentStore, arun_experiment
+    from langchain_evals_port.experiments import (
+        Dataset,
+        ExperimentStore,
+        arun_experiment,
+        upload_to_langsmith,
+    )
 
     dataset = Dataset.load(args.data)
     with ExperimentStore(args.store) as store:
+        if args.baseline is not None:
+            store.info(args.baseline)  # a misspelt baseline is an error before the run
         result = asyncio.run(
             arun_experiment(
                 args.target,
@@ -133,12 +154,12 @@ def _run(args: argparse.Namespace) -> int:
                 max_concurrency=args.concurrency,
                 store=store,
                 cache=False if args.no_cache else None,
-                upload_to_langsmith=args.langsmith,
             )
         )
         _summarize(store, result, args)
-    if result.langsmith_url:
-        print(f"LangSmith: {result.langsmith_url}")
+    if args.langsmith:
+        # After the summary: an upload that fails loses nothing, and says why (exit 2).
+        print(f"LangSmith: {upload_to_langsmith(result)}")
     return 0
 
 
@@ -146,6 +167,8 @@ def _rescore(args: argparse.Namespace) -> int:
     from langchain_evals_port.experiments import ExperimentStore, arescore
 
     with ExperimentStore(args.store) as store:
+        if args.baseline is not None:
+            store.info(args.baseline)
         result = asyncio.run(
             arescore(
                 args.experiment,
@@ -192,12 +215,24 @@ def _compare(args: argparse.Namespace) -> int:
         baseline = store.load(args.baseline)
         candidate = store.load(args.candidate)
     print_comparison(candidate, baseline)
-    gates = [
-        gate(comparison, args.fail_if_worse) for comparison in candidate.compare(baseline).values()
+    comparisons = candidate.compare(baseline)
+    if comparisons and not any(comparison.shared for comparison in comparisons.values()):
+        print(
+            f"langchain-evals compare: {args.baseline} and {args.candidate} share no cases; "
+            "compare experiments of one dataset",
+            file=sys.stderr,
+        )
+        return 2
+    gates = [gate(comparison, args.fail_if_worse) for comparison in comparisons.values()]
+    failed = [str(result) for result in gates if not result.passed]
+    # An evaluator the candidate lost is a regression a gate must not wave through.
+    failed += [
+        f"{key}: in {args.baseline}, missing from {args.candidate}"
+        for key in baseline.statistics()
+        if key not in comparisons
     ]
-    failed = [result for result in gates if not result.passed]
-    for result in failed:
-        print(f"regression: {result}")
+    for reason in failed:
+        print(f"regression: {reason}")
     return 1 if failed else 0
 
 
@@ -228,8 +263,25 @@ def _list(args: argparse.Namespace) -> int:
 def _work(args: argparse.Namespace) -> int:
     from langchain_evals_port.experiments import awork_on
 
+    ledger_options = ("config", "evaluators", "ledger", "lease_seconds", "grace", "worker_id")
+    given = [f"--{option.replace('_', '-')}" for option in ledger_options if _given(args, option)]
+    if given:
+        print(
+            f"langchain-evals worker: {', '.join(given)} apply to a ledger's evaluations, not "
+            "to --experiment (which takes --store and --concurrency)",
+            file=sys.stderr,
+        )
+        return 2
+
     finished = asyncio.run(
         awork_on(args.experiment, store=args.store, max_concurrency=args.concurrency)
     )
     print(f"worker: finished {finished} runs of {args.experiment}")
     return 0
+
+
+def _given(args: argparse.Namespace, option: str) -> bool:
+    """Whether ``option`` was given on the command line (its value is not the default)."""
+    defaults = {"lease_seconds": 5.0, "grace": 30.0}
+    value = getattr(args, option)
+    return value is not None and value != defaults.get(option)

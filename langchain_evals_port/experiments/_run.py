@@ -22,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import os
 import tempfile
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -43,10 +45,12 @@ from langchain_evals_port.judge._cache import CountingCache
 from langchain_evals_port.reporting._display import Progress
 
 from ._case import Case
+from ._dataset import Dataset
 from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._specs import import_spec
 from ._store import ExperimentInfo, ExperimentStore, PendingRun
 from ._target import Target, TargetLike, TargetRun
+from ._upload import LangSmithUploadError
 from ._upload import upload_to_langsmith as upload
 
 __all__ = [
@@ -73,6 +77,8 @@ any LangChain ``BaseCache``."""
 EvaluatorsLike: TypeAlias = "Sequence[Evaluator] | str"
 """The evaluators of an experiment: a list, or ``"module:ATTR"`` naming one."""
 
+logger = logging.getLogger("langchain_evals_port.experiments")
+
 _LEASE_SECONDS = 60.0
 """How long a claimed run stays this process's without a renewal; renewed every third of
 it while the run is going. A process killed outright holds its runs that long, unless it
@@ -85,8 +91,9 @@ T = TypeVar("T")
 
 
 class ExperimentMismatchError(EvaluatorUsageError):
-    """An experiment of that name exists with other cases, trials or evaluators; resuming
-    it would mix two experiments (choose another name, or ``rescore`` it)."""
+    """An experiment of that name exists with another target, other cases, trials or
+    evaluators; resuming it would mix two experiments (choose another name, or ``rescore``
+    it)."""
 
 
 async def arun_experiment(
@@ -125,13 +132,14 @@ async def arun_experiment(
         rate_limiter: A LangChain rate limiter (``InMemoryRateLimiter``) every judge model
             call waits for, unless the model has its own.
         upload_to_langsmith: Also send the experiment and its feedback to LangSmith
-            (``upload_to_langsmith``; its URL is the result's ``langsmith_url``).
+            (``upload_to_langsmith``; its URL is the result's ``langsmith_url``). A failed
+            upload is a ``RuntimeWarning``, and the experiment stays in the store.
         progress: ``None`` shows a progress bar on a terminal or in a notebook, never under
             ``CI`` or in a pipe; ``False`` never, ``True`` always.
 
     Raises:
-        ExperimentMismatchError: ``name`` is an experiment of other cases, trials or
-            evaluators.
+        ExperimentMismatchError: ``name`` is an experiment of another target, other cases,
+            trials or evaluators.
 
     Example:
         >>> import asyncio
@@ -147,6 +155,7 @@ async def arun_experiment(
         >>> result.statistics()["exact_match"].mean
         0.5
     """
+    _check_options(name, store, progress)
     runnable = target if isinstance(target, Target) else Target(target)
     cases = _cases(dataset)
     checked, evaluators_spec = _evaluators(evaluators)
@@ -163,10 +172,21 @@ async def arun_experiment(
             trials=trials,
             cases=len(cases),
             dataset=_fingerprint(cases),
+            cached_judges=cache is not False,
         )
         runs = [(case, trial, None) for case in cases for trial in range(trials)]
         runner = _Runner(opened, experiment, runnable, checked, max_concurrency, progress)
-        return await _start(runner, info, runs, store, cache, rate_limiter, upload_to_langsmith)
+        return await _start(
+            runner,
+            info,
+            runs,
+            store,
+            cache,
+            rate_limiter,
+            upload_to_langsmith,
+            generated=name is None,
+            base=runnable.name,
+        )
 
 
 def run_experiment(
@@ -227,12 +247,19 @@ async def arescore(
         store: The store holding ``source``, where the new experiment is kept too.
         cache, rate_limiter, upload_to_langsmith, progress: As for ``arun_experiment``.
     """
+    _check_options(name, store, progress)
     checked, evaluators_spec = _evaluators(evaluators)
     _check_count("max_concurrency", max_concurrency)
     if store is False:
         raise EvaluatorUsageError("rescore needs the store that holds the experiment, not False")
     async with _opened(store) as opened:
         original = await asyncio.to_thread(opened.info, source)
+        unfinished = await asyncio.to_thread(opened.unfinished, source)
+        if unfinished:
+            raise EvaluatorUsageError(
+                f"experiment {source!r} has {unfinished} unfinished runs: finish it first "
+                "(run it again under its name), then rescore it"
+            )
         stored = await asyncio.to_thread(opened.load, source)
         experiment = name if name is not None else await _next_name(opened, f"{source}-rescored")
         info = ExperimentInfo(
@@ -245,10 +272,21 @@ async def arescore(
             cases=original.cases,
             dataset=original.dataset,
             rescored_from=source,
+            cached_judges=cache is not False,
         )
         runs = [(run.case, run.trial, run.run) for run in stored.runs]
         runner = _Runner(opened, experiment, None, checked, max_concurrency, progress)
-        return await _start(runner, info, runs, store, cache, rate_limiter, upload_to_langsmith)
+        return await _start(
+            runner,
+            info,
+            runs,
+            store,
+            cache,
+            rate_limiter,
+            upload_to_langsmith,
+            generated=name is None,
+            base=f"{source}-rescored",
+        )
 
 
 def rescore(
@@ -286,12 +324,16 @@ async def awork_on(
     *,
     store: StoreLike = None,
     max_concurrency: int = 8,
+    rate_limiter: BaseRateLimiter | None = None,
     progress: bool | None = False,
 ) -> int:
     """Share the unfinished runs of experiment ``name`` with the processes already on it,
     until none is left; the number of runs this process finished. The target and the
     evaluators are imported from the ``"module:attr"`` names the experiment was started
-    with (``langchain-evals worker --experiment NAME`` calls this)."""
+    with (``langchain-evals worker --experiment NAME`` calls this). Judges answer from the
+    default cache of this process's store (``CacheLike``) unless the experiment was started
+    with ``cache=False``."""
+    _check_options(name, store, progress)
     _check_count("max_concurrency", max_concurrency)
     if store is False:
         raise EvaluatorUsageError("a worker needs the store that holds the experiment, not False")
@@ -307,7 +349,9 @@ async def awork_on(
             )
         checked, _ = _evaluators(info.evaluators_spec)
         target = None if info.target_spec is None else Target(info.target_spec)
-        finished = await _Runner(opened, name, target, checked, max_concurrency, progress).run()
+        runner = _Runner(opened, name, target, checked, max_concurrency, progress)
+        with _judging(opened, store, None if info.cached_judges else False, rate_limiter):
+            finished = await runner.run()
         return len(finished)
 
 
@@ -357,9 +401,7 @@ class _Runner:
             # Claimed a few at a time rather than one as each run ends: a claim is a write.
             free = self.max_concurrency - len(self.held)
             claimed = (
-                await self._store(
-                    self.store.claim, self.name, limit=free, lease_seconds=_LEASE_SECONDS
-                )
+                await self._claim(free)
                 if free >= self.claim_batch or (free and not self.held)
                 else []
             )
@@ -380,6 +422,18 @@ class _Runner:
                 del self.held[task]
                 task.result()  # a bug of the runner itself surfaces here
 
+    async def _claim(self, limit: int) -> list[PendingRun]:
+        """Claim up to ``limit`` runs; interrupted, the claims made meanwhile go back."""
+        claiming = asyncio.ensure_future(
+            self._store(self.store.claim, self.name, limit=limit, lease_seconds=_LEASE_SECONDS)
+        )
+        try:
+            return await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            # The claim's thread commits regardless: hand what it took back before leaving.
+            await self._store(self.store.release, self.name, await claiming)
+            raise
+
     async def _one(self, pending: PendingRun, shown: Progress) -> None:
         case, trial = pending.case, pending.claim.trial
         run = pending.given
@@ -387,7 +441,8 @@ class _Runner:
             assert self.target is not None  # only a rescore's runs come without a target
             run = await self.target.arun(case.inputs, case_id=case.id, trial=trial)
             # Kept before scoring: an interrupted run is scored again, not run again.
-            await self._store(self.store.keep_output, self.name, pending, run)
+            if not await self._store(self.store.keep_output, self.name, pending, run):
+                return  # the run was taken over (this lease lapsed): its holder records it
         scored = await asyncio.gather(*(_score(ev, case, run) for ev in self.evaluators))
         result = CaseResult(case, trial, run, tuple(r for results in scored for r in results))
         if await self._store(self.store.finish, self.name, pending, result):
@@ -397,9 +452,16 @@ class _Runner:
     async def _renew(self) -> None:
         while True:
             await asyncio.sleep(_LEASE_SECONDS / 3)
-            await self._store(
-                self.store.renew, self.name, list(self.held.values()), lease_seconds=_LEASE_SECONDS
-            )
+            try:
+                await self._store(
+                    self.store.renew,
+                    self.name,
+                    list(self.held.values()),
+                    lease_seconds=_LEASE_SECONDS,
+                )
+            except Exception:
+                # A passing storage error: the next renewal comes well before leases lapse.
+                logger.warning("experiment %r: renewing leases failed", self.name, exc_info=True)
 
     @staticmethod
     async def _store(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -460,10 +522,19 @@ async def _start(
     cache: CacheLike,
     rate_limiter: BaseRateLimiter | None,
     upload_to_langsmith: bool,
+    *,
+    generated: bool,
+    base: str,
 ) -> ExperimentResult:
     """Store the experiment ``info`` with its ``runs`` (or resume it), let ``runner`` run
-    them with the judges' cache and limiter, and return the experiment as stored."""
+    them with the judges' cache and limiter, and return the experiment as stored. A
+    ``generated`` name (``base-N``) is never resumed: when it is taken, the next is used."""
     created, stored = await asyncio.to_thread(runner.store.create, info, runs)
+    while not created and generated:
+        # Another process took the generated name at the same moment: take the next one.
+        info = info.model_copy(update={"name": await _next_name(runner.store, base)})
+        runner.name = info.name
+        created, stored = await asyncio.to_thread(runner.store.create, info, runs)
     if not created:
         _check_same(stored, info)
     with _judging(runner.store, store, cache, rate_limiter) as counted:
@@ -510,8 +581,18 @@ async def _finished(
         use = JudgeCacheUse(hits=counted.hits, misses=counted.misses)
         result = dataclasses.replace(result, judge_cache=use)
     if upload_to_langsmith:
-        url = await asyncio.to_thread(upload, result)
-        result = dataclasses.replace(result, langsmith_url=url)
+        try:
+            url = await asyncio.to_thread(upload, result)
+        except LangSmithUploadError as error:
+            # The experiment is kept either way; losing it to an upload would be worse.
+            warnings.warn(
+                f"experiment {name!r} was not uploaded: {error}; it is kept in the store, and "
+                f"upload_to_langsmith(ExperimentStore(...).load({name!r})) tries again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        else:
+            result = dataclasses.replace(result, langsmith_url=url)
     return result
 
 
@@ -543,7 +624,7 @@ def _check_same(stored: ExperimentInfo, wanted: ExperimentInfo) -> None:
     """Resuming ``stored`` as ``wanted`` must not mix two experiments."""
     differences = [
         f"{field} {getattr(stored, field)!r} (now {getattr(wanted, field)!r})"
-        for field in ("dataset", "cases", "trials", "evaluators", "rescored_from")
+        for field in ("target", "dataset", "cases", "trials", "evaluators", "rescored_from")
         if getattr(stored, field) != getattr(wanted, field)
     ]
     if differences:
@@ -553,12 +634,29 @@ def _check_same(stored: ExperimentInfo, wanted: ExperimentInfo) -> None:
         )
 
 
+def _check_options(name: object, store: object, progress: object) -> None:
+    """The keyword arguments every experiment function shares, checked before any work."""
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise EvaluatorUsageError(f"name must be a non-empty string or None, got {name!r}")
+    if not (
+        store is None or store is False or isinstance(store, (ExperimentStore, str, os.PathLike))
+    ):
+        raise EvaluatorUsageError(
+            "store must be an ExperimentStore, a SQLite path, a postgresql:// DSN, None (the "
+            f"default file) or False (keep nothing), got {type(store).__name__} {store!r}"
+        )
+    if progress is not None and not isinstance(progress, bool):
+        raise EvaluatorUsageError(f"progress must be True, False or None, got {progress!r}")
+
+
 def _check_count(name: str, value: object) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise EvaluatorUsageError(f"{name} must be a whole number of at least 1, got {value!r}")
 
 
 def _cases(dataset: Iterable[Case]) -> list[Case]:
+    if isinstance(dataset, Dataset):
+        return list(dataset)
     cases = list(dataset)
     for index, case in enumerate(cases):
         if not isinstance(case, Case):
@@ -566,7 +664,7 @@ def _cases(dataset: Iterable[Case]) -> list[Case]:
                 f"dataset[{index}] is a {type(case).__name__}, not a Case; build the dataset "
                 "with Dataset.from_records(...), Dataset.load(...) or Case(inputs=...)"
             )
-    return cases
+    return list(Dataset(cases))  # refuses two cases with one id, naming both
 
 
 def _evaluators(evaluators: object) -> tuple[list[Evaluator], str | None]:
@@ -579,10 +677,18 @@ def _evaluators(evaluators: object) -> tuple[list[Evaluator], str | None]:
             f"evaluators{f' ({spec})' if spec else ''} must be a list of evaluators, "
             f"got {type(evaluators).__name__}"
         )
+    keys: dict[str, int] = {}
     for index, evaluator in enumerate(evaluators):
         if not isinstance(evaluator, Evaluator):
             raise EvaluatorUsageError(
                 f"evaluators[{index}] is {evaluator!r}, not an Evaluator (wrap a function "
                 "with @evaluator)"
             )
+        key = evaluator.feedback_key
+        if key in keys:
+            raise EvaluatorUsageError(
+                f"evaluators[{keys[key]}] and evaluators[{index}] both report {key!r}; their "
+                "scores would be mixed: give one another feedback_key="
+            )
+        keys[key] = index
     return list(evaluators), spec

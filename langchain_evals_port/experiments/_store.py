@@ -79,10 +79,14 @@ class ExperimentInfo(BaseModel):
         cases: The number of cases.
         dataset: A fingerprint of the case ids, in order.
         rescored_from: For a rescore, the experiment whose outputs it scored.
+        cached_judges: Whether judges answer from a cache (``cache=False`` turns it off, for
+            the workers that join too).
         created_at: When it was started.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Stored records of a later release may hold fields this one does not know: ignored,
+    # so listing a shared store never fails.
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
     name: str
     target: str
@@ -93,6 +97,7 @@ class ExperimentInfo(BaseModel):
     cases: int
     dataset: str
     rescored_from: str | None = None
+    cached_judges: bool = True
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
 
@@ -223,8 +228,9 @@ class ExperimentStore:
         return f"{base}-{number}"
 
     def latest_before(self, name: str) -> ExperimentInfo | None:
-        """The newest experiment started before ``name`` on the same cases and evaluators,
-        for ``compare`` with last time; ``None`` when there is none."""
+        """The newest finished experiment started before ``name`` with the same target
+        (its name) on the same cases, for ``compare`` with last time; ``None`` when there
+        is none."""
         listing = self.experiments()
         current = next((s.info for s in listing if s.info.name == name), None)
         if current is None:
@@ -235,6 +241,7 @@ class ExperimentStore:
             if s.info.created_at < current.created_at
             and s.info.name != name
             and s.info.target == current.target
+            and s.info.dataset == current.dataset
             and s.runs == s.finished
         ]
         return earlier[-1] if earlier else None
@@ -309,7 +316,11 @@ class ExperimentStore:
         for holder in self._ledger.run_holders(name):
             holder_host, _, rest = holder.partition(":")
             pid = rest.partition(":")[0]
-            if holder_host == host and pid.isdigit() and not _alive(int(pid)):
+            if holder_host != host or not pid.isdigit() or holder == self.worker_id:
+                continue
+            # This process's pid under another id: an earlier process the pid was reused by
+            # (a restarted container), so gone too.
+            if int(pid) == os.getpid() or not _alive(int(pid)):
                 released += self._ledger.release_runs_of(name, holder)
         return released
 
@@ -331,14 +342,18 @@ def _alive(pid: int) -> bool:
 
 def _jsonable(value: Any) -> Any:
     """``value`` in a JSON form ``_revived`` reads back: LangChain objects (messages) in
-    langchain-core's serialization, anything else as pydantic writes it, else its repr."""
+    langchain-core's serialization, anything else as pydantic writes it, else its repr
+    (also for a value JSON cannot hold at all, such as a dict with tuple keys)."""
 
     def default(item: Any) -> Any:
         if isinstance(item, Serializable) and item.is_lc_serializable():
             return item.to_json()
         return to_jsonable_python(item, fallback=repr)
 
-    return json.loads(json.dumps(value, default=default))
+    try:
+        return json.loads(json.dumps(value, default=default))
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
 
 
 def _revived(value: Any) -> Any:

@@ -202,3 +202,48 @@ def _calls(folder: Path, *, column: int) -> list[str]:
     log = folder / "calls.log"
     lines = log.read_text().splitlines() if log.exists() else []
     return [line.split()[column] for line in lines if len(line.split()) == 2]
+
+
+def test_compare_refuses_experiments_of_other_cases_and_flags_a_lost_evaluator(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(tmp_path)
+    assert cli(folder, *RUN, "--name", "base").returncode == 0
+    fewer = cli(
+        folder,
+        "rescore",
+        "base",
+        "--evaluators",
+        "doubling:STRICTER",
+        "--name",
+        "stricter",
+    )
+    assert fewer.returncode == 0, fewer.stderr
+    # "stricter" has even and exact_match; compared the other way round, even is lost.
+    lost = cli(folder, "compare", "stricter", "base")
+    assert lost.returncode == 1
+    assert "regression: even: in stricter, missing from base" in lost.stdout
+
+    other = [{"id": f"x{n}", "inputs": {"n": n}, "reference_outputs": str(n * 2)} for n in range(3)]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(row) + "\n" for row in other))
+    assert cli(folder, *RUN, "--name", "other").returncode == 0
+    unrelated = cli(folder, "compare", "base", "other")
+    assert unrelated.returncode == 2
+    assert "share no cases" in unrelated.stderr
+
+
+def test_a_misspelt_baseline_stops_the_run_before_it_starts(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    assert cli(folder, *RUN, "--name", "base").returncode == 0
+    (folder / "calls.log").unlink()
+    wrong = cli(folder, *RUN, "--baseline", "bsae")
+    assert wrong.returncode == 2
+    assert "no experiment 'bsae'" in wrong.stderr
+    assert "did you mean 'base'" in wrong.stderr
+    assert not (folder / "calls.log").exists()
+
+
+def test_worker_options_of_the_ledger_are_refused_with_an_experiment(tmp_path: Path) -> None:
+    done = cli(_folder(tmp_path), "worker", "--experiment", "x", "--config", "evals.yaml")
+    assert done.returncode == 2
+    assert "--config apply to a ledger's evaluations, not to --experiment" in done.stderr

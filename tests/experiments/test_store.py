@@ -211,3 +211,57 @@ def test_store_false_keeps_nothing() -> None:
     result = run_experiment(lambda inputs: "0", CASES, [ExactMatch()], store=False)
     assert len(result.runs) == 30
     assert not Path(".langchain-evals").exists()
+
+
+def test_resuming_a_name_with_another_target_is_refused(location: str) -> None:
+    def first(inputs: dict[str, int]) -> str:
+        return "0"
+
+    def second(inputs: dict[str, int]) -> str:
+        return "1"
+
+    run_experiment(first, CASES, [ExactMatch()], name="owned", store=location)
+    with pytest.raises(ExperimentMismatchError, match="target 'first' \\(now 'second'\\)"):
+        run_experiment(second, CASES, [ExactMatch()], name="owned", store=location)
+
+
+def test_an_unfinished_experiment_is_not_rescored(location: str) -> None:
+    with ExperimentStore(location) as store:
+        # An experiment whose run was never run: as a process killed before it started.
+        run_experiment(lambda inputs: "0", CASES[:1], [ExactMatch()], name="done", store=store)
+        info = store.info("done").model_copy(update={"name": "half"})
+        store.create(info, [(CASES[0], 0, None)])
+    with pytest.raises(TypeError, match="'half' has 1 unfinished runs: finish it first"):
+        rescore("half", [ExactMatch()], store=location)
+
+
+def test_outputs_json_cannot_hold_are_kept_as_their_repr(location: str) -> None:
+    result = run_experiment(
+        lambda inputs: {(1, 2): "tuple key"}, CASES[:2], [], name="odd", store=location
+    )
+    assert result.runs[0].run.outputs == {(1, 2): "tuple key"}  # this process's own
+    with ExperimentStore(location) as store:
+        assert store.load("odd").runs[0].run.outputs == "{(1, 2): 'tuple key'}"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"store": 3}, "store must be an ExperimentStore, a SQLite path"),
+        ({"name": ""}, "name must be a non-empty string"),
+        ({"name": 3}, "name must be a non-empty string"),
+        ({"progress": "no"}, "progress must be True, False or None"),
+    ],
+)
+def test_bad_options_are_clear_errors(options: dict[str, object], message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        run_experiment(lambda inputs: "0", CASES, [ExactMatch()], **options)  # type: ignore[arg-type]
+    assert not Path("3").exists()
+
+
+def test_two_cases_with_one_id_and_two_evaluators_with_one_key_are_refused() -> None:
+    twice = [CASES[0], CASES[0]]
+    with pytest.raises(ValueError, match="q0"):
+        run_experiment(lambda inputs: "0", twice, [ExactMatch()], store=False)
+    with pytest.raises(TypeError, match=r"evaluators\[0\] and evaluators\[1\] both report"):
+        run_experiment(lambda inputs: "0", CASES, [ExactMatch(), ExactMatch()], store=False)

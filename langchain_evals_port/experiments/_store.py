@@ -40,6 +40,7 @@ from langchain_evals_port.runtime.ledger import (
     PostgresLedger,
     RunClaim,
     RunRow,
+    RunWrite,
     SqliteLedger,
     SqlLedger,
 )
@@ -290,19 +291,15 @@ class ExperimentStore:
             name, [run.claim for run in runs], lease_seconds=lease_seconds
         )
 
-    def keep_output(self, name: str, run: PendingRun, output: TargetRun) -> bool:
-        """Keep what the target did for ``run`` before it is scored, so a run interrupted
-        while scoring is scored again without running the target; False when the claim was
-        lost."""
-        work = _Work(case=run.case, given=_stored(output))
-        return self._ledger.keep_work(name, run.claim, work.model_dump_json(fallback=repr))
-
-    def finish(self, name: str, run: PendingRun, result: CaseResult) -> bool:
-        """Write ``result``'s evaluator results as ``run``'s record (its output was kept by
-        ``keep_output``, or given); False when the claim was lost (another process holds the
-        run and records it)."""
-        record = _Record(results=list(result.results))
-        return self._ledger.finish_run(name, run.claim, record.model_dump_json(fallback=repr))
+    def write(
+        self, name: str, writes: Sequence[tuple[PendingRun, TargetRun | CaseResult]]
+    ) -> list[bool]:
+        """Write, in order and in one transaction, what runs of ``name`` did: a
+        ``TargetRun`` (what the target did, kept before the run is scored, so a run
+        interrupted while scoring is scored again without running the target) or a
+        ``CaseResult`` (its evaluator results, which finish the run); for each, whether
+        its claim still held (False: another process holds the run and records it)."""
+        return self._ledger.write_runs(name, [_run_write(run, done) for run, done in writes])
 
     def release(self, name: str, runs: Sequence[PendingRun]) -> int:
         """Hand ``runs`` back unfinished, claimable at once."""
@@ -328,6 +325,14 @@ class ExperimentStore:
         """How many runs of ``name`` have no record yet."""
         [row] = self._ledger.experiments(name)
         return row.runs - row.finished
+
+
+def _run_write(run: PendingRun, done: TargetRun | CaseResult) -> RunWrite:
+    if isinstance(done, CaseResult):
+        record = _Record(results=list(done.results))
+        return RunWrite(run.claim, record.model_dump_json(fallback=repr), finished=True)
+    work = _Work(case=run.case, given=_stored(done))
+    return RunWrite(run.claim, work.model_dump_json(fallback=repr))
 
 
 def _alive(pid: int) -> bool:

@@ -10,7 +10,7 @@ ledger of your own to run too.
 """
 
 from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
-from ._experiment_runs import ExperimentRow, ExperimentRuns, RunClaim, RunRow
+from ._experiment_runs import ExperimentRow, ExperimentRuns, RunClaim, RunRow, RunWrite
 from ._export import export_jsonl
 from ._memory import InMemoryLedger
 from ._open import open_ledger
@@ -33,6 +33,7 @@ __all__ = [
     "PostgresLedger",
     "RunClaim",
     "RunRow",
+    "RunWrite",
     "SqlLedger",
     "SqliteLedger",
     "SupportsCheckpoints",

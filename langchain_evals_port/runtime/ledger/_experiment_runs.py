@@ -26,7 +26,7 @@ from ._queue import check_lease
 if TYPE_CHECKING:
     from ._sql import Session
 
-__all__ = ["ExperimentRow", "ExperimentRuns", "RunClaim", "RunRow"]
+__all__ = ["ExperimentRow", "ExperimentRuns", "RunClaim", "RunRow", "RunWrite"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,16 @@ class RunClaim:
     trial: int
     token: int
     work: str
+
+
+@dataclass(frozen=True)
+class RunWrite:
+    """A write of a claimed run: its new work (what it has done so far, for whoever
+    finishes it), or with ``finished`` its record, which ends it."""
+
+    claim: RunClaim
+    text: str
+    finished: bool = False
 
 
 @dataclass(frozen=True)
@@ -163,24 +173,24 @@ class ExperimentRuns(ABC):
                 [(time.time() + lease_seconds, *_fence(experiment, claim)) for claim in claims],
             )
 
-    def keep_work(self, experiment: str, claim: RunClaim, work: str) -> bool:
-        """Replace the run's work while the claim holds (a run keeps what it has done so
-        far, for whoever finishes it); False when it no longer does."""
-        changed = self._change(
-            f"UPDATE ledger_experiment_runs SET work = %s WHERE {_HELD}",
-            (work, *_fence(experiment, claim)),
-        )
-        return changed == 1
-
-    def finish_run(self, experiment: str, claim: RunClaim, record: str) -> bool:
-        """Write the run's record while the claim holds; False when it no longer does (the
-        run was taken over, and is or will be recorded by whoever holds it)."""
-        changed = self._change(
-            "UPDATE ledger_experiment_runs SET record = %s, finished_at = %s, worker = NULL,"
-            f" lease_until = NULL WHERE {_HELD}",
-            (record, time.time(), *_fence(experiment, claim)),
-        )
-        return changed == 1
+    def write_runs(self, experiment: str, writes: Sequence[RunWrite]) -> list[bool]:
+        """Apply ``writes``, in order and in one transaction, each while its claim holds;
+        for each, whether it did (False: the run was taken over, and is or will be recorded
+        by whoever holds it)."""
+        now = time.time()
+        with self._transaction() as tx:
+            return [
+                tx.change(
+                    _FINISH if write.finished else _KEEP,
+                    (
+                        write.text,
+                        *((now,) if write.finished else ()),
+                        *_fence(experiment, write.claim),
+                    ),
+                )
+                == 1
+                for write in writes
+            ]
 
     def release_runs(self, experiment: str, claims: Sequence[RunClaim]) -> int:
         """Hand unfinished claimed runs back, claimable at once; the number released."""
@@ -229,6 +239,14 @@ class ExperimentRuns(ABC):
 _HELD = (
     "experiment = %s AND case_id = %s AND trial = %s AND token = %s"
     " AND worker IS NOT NULL AND finished_at IS NULL"
+)
+
+
+_KEEP = f"UPDATE ledger_experiment_runs SET work = %s WHERE {_HELD}"
+
+_FINISH = (
+    "UPDATE ledger_experiment_runs SET record = %s, finished_at = %s, worker = NULL,"
+    f" lease_until = NULL WHERE {_HELD}"
 )
 
 

@@ -15,19 +15,26 @@ no tool calls), is not stored.
 
 The file is in WAL mode, so readers never wait for a writer, and each thread (of each
 process) has its own connection; a writer waits up to ``busy_timeout`` seconds for another
-process's write. Entries live in a table whose name carries the format version
+process's write. On the event loop (``alookup``, ``aupdate``) a lookup reads the file in
+place, as a key read never waits, and a write is handed to a thread of the cache that stores
+what gathered while it wrote in one transaction: measured, a hop to a worker thread and a
+commit per call cost more CPU than the judge call around them (``benchmarks/bench_experiments.py``).
+Entries still being written answer lookups in this process; a process writes them before it
+exits (``flush``). Entries live in a table whose name carries the format version
 (``llm_cache_v1``): a release that stores replies differently uses a new table, so releases
 sharing a file never read each other's entries.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import warnings
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -83,9 +90,10 @@ class SqliteCache(BaseCache):
     LangChain consults it before each model call and stores each successful reply, so a
     re-run with the same messages, model and parameters makes no model calls. Give it to a
     judge (``LLMJudge(cache=SqliteCache(path))``), to any chat model (``with_cache(model,
-    cache)``, ``ChatOpenAI(..., cache=cache)``) or to all (``set_llm_cache``). The async
-    methods (``alookup``, ``aupdate``, ``aclear``) are ``BaseCache``'s: they run these in a
-    worker thread, with that thread's connection, so a busy file never blocks the event loop.
+    cache)``, ``ChatOpenAI(..., cache=cache)``) or to all (``set_llm_cache``). ``alookup``
+    reads in place (a read never waits for a writer); ``aupdate`` hands the write to the
+    cache's writer thread and returns, so a busy file never blocks the event loop, and
+    ``flush`` waits for those writes (the process does at exit).
 
     Args:
         path: The database file (relative to the current directory when the cache is
@@ -121,6 +129,11 @@ class SqliteCache(BaseCache):
             )
         self._busy_timeout = busy_timeout
         self._local = threading.local()
+        # Writes handed over by ``aupdate``, by key, until the writer thread stored them.
+        self._pending: dict[bytes, str] = {}
+        self._pending_changed = threading.Condition()
+        self._writer: threading.Thread | None = None
+        _open_caches.add(self)
         db = self._db()
         switch_to_wal(db, busy_timeout)
         db.execute(
@@ -154,15 +167,20 @@ class SqliteCache(BaseCache):
         An entry that cannot be read back (written by another version of langchain-core,
         or altered) counts as a miss, with a ``RuntimeWarning``; the reply then replaces it.
         """
-        row = (
-            self._db()
-            .execute(f"SELECT generations FROM {_TABLE} WHERE key = ?", (_key(prompt, llm_string),))
-            .fetchone()
-        )
-        if row is None:
-            return None
+        key = _key(prompt, llm_string)
+        with self._pending_changed:
+            text = self._pending.get(key)
+        if text is None:
+            row = (
+                self._db()
+                .execute(f"SELECT generations FROM {_TABLE} WHERE key = ?", (key,))
+                .fetchone()
+            )
+            if row is None:
+                return None
+            text = row[0]
         try:
-            return _restore(row[0])
+            return _restore(text)
         except (ValueError, NotImplementedError) as error:
             warnings.warn(
                 f"cache {str(self.path)!r}: an entry cannot be read back ({error}); "
@@ -181,30 +199,91 @@ class SqliteCache(BaseCache):
         process holds the file past ``busy_timeout``, the reply is not stored either, with
         a ``RuntimeWarning``: a cache must not fail a model call that succeeded.
         """
-        if not return_val or not all(_has_reply(generation) for generation in return_val):
+        text = self._storable(return_val)
+        if text is not None:
+            self._store({_key(prompt, llm_string): text})
+
+    async def alookup(self, prompt: str, llm_string: str) -> list[Generation] | None:
+        """``lookup``, in place: a read of one key never waits for a writer."""
+        return self.lookup(prompt, llm_string)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """``update``, written by the cache's writer thread: this returns at once, and the
+        entry answers lookups in this process from then on."""
+        text = self._storable(return_val)
+        if text is None:
             return
+        with self._pending_changed:
+            self._pending[_key(prompt, llm_string)] = text
+            if self._writer is None or not self._writer.is_alive():
+                self._writer = threading.Thread(
+                    target=self._write_pending, name="SqliteCache writer", daemon=True
+                )
+                self._writer.start()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until the writes ``aupdate`` handed over are stored (at most ``timeout``
+        seconds); whether they are."""
+        with self._pending_changed:
+            return self._pending_changed.wait_for(lambda: not self._pending, timeout)
+
+    def _write_pending(self) -> None:
+        """The writer thread: store what is pending, a batch per transaction, until nothing
+        is left."""
+        while True:
+            with self._pending_changed:
+                # Kept a moment for the next burst: a new thread opens a new connection.
+                self._pending_changed.wait_for(lambda: bool(self._pending), _WRITER_IDLE)
+                batch = dict(self._pending)
+                if not batch:
+                    self._writer = None
+                    return
+            self._store(batch)
+            with self._pending_changed:
+                for key, text in batch.items():
+                    if self._pending.get(key) is text:
+                        del self._pending[key]
+                self._pending_changed.notify_all()
+
+    def _storable(self, return_val: Sequence[Generation]) -> str | None:
+        """``return_val`` as stored, or None when it is not to be stored (with a warning
+        when it would not read back)."""
+        if not return_val or not all(_has_reply(generation) for generation in return_val):
+            return None
         text = json.dumps([dumpd(generation) for generation in return_val])
-        try:
-            _restore(text)
-        except (ValueError, NotImplementedError) as error:
+        problem = _unrestorable(json.loads(text))
+        if problem is not None:
             warnings.warn(
                 f"cache {str(self.path)!r}: a reply is not stored because it would not read "
-                f"back ({error})",
+                f"back ({problem})",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-            return
+            return None
+        return text
+
+    def _store(self, entries: dict[bytes, str]) -> None:
+        """Write ``entries`` in one transaction; a file busy past ``busy_timeout`` is a
+        warning (a cache must not fail a model call that succeeded)."""
+        db = self._db()
         try:
-            self._db().execute(
-                f"INSERT OR REPLACE INTO {_TABLE} (key, generations) VALUES (?, ?)",
-                (_key(prompt, llm_string), text),
-            )
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    f"INSERT OR REPLACE INTO {_TABLE} (key, generations) VALUES (?, ?)",
+                    list(entries.items()),
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
         except sqlite3.OperationalError as error:
             warnings.warn(
-                f"cache {str(self.path)!r}: a reply is not stored ({error}); the next run "
-                "calls the model for it again",
+                f"cache {str(self.path)!r}: {len(entries)} "
+                f"{'reply' if len(entries) == 1 else 'replies'} not stored ({error}); the next "
+                "run calls the model again",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
 
     def clear(self, **kwargs: Any) -> None:
@@ -214,6 +293,7 @@ class SqliteCache(BaseCache):
                 f"SqliteCache.clear() removes every entry and takes no arguments, got "
                 f"{sorted(kwargs)}"
             )
+        self.flush()
         self._db().execute(f"DELETE FROM {_TABLE}")
 
 
@@ -270,6 +350,40 @@ def _has_reply(generation: Generation) -> bool:
         message = generation.message
         return bool(message.content) or bool(getattr(message, "tool_calls", None))
     return bool(generation.text)
+
+
+_RESTORABLE_IDS = {tuple(kind.lc_id()) for kind in _RESTORABLE}
+
+_WRITER_IDLE = 1.0
+"""Seconds the writer thread waits for more writes before it ends."""
+
+
+def _unrestorable(value: Any) -> str | None:
+    """Why serialized generations would not read back (an object langchain-core could not
+    serialize, or one ``_restore`` does not build), or None: a walk of the JSON, which costs
+    a fraction of reading it back."""
+    if isinstance(value, list):
+        return next(filter(None, map(_unrestorable, value)), None)
+    if not isinstance(value, dict):
+        return None
+    if value.get("lc") == 1 and "type" in value:
+        ident = tuple(value.get("id") or ())
+        if value["type"] == "not_implemented":
+            return f"{'.'.join(ident)} cannot be serialized"
+        if value["type"] == "constructor" and ident not in _RESTORABLE_IDS:
+            return f"{'.'.join(ident)} is not a generation or an AI message"
+        return _unrestorable(value.get("kwargs", {}))
+    return next(filter(None, map(_unrestorable, value.values())), None)
+
+
+def _flush_open_caches() -> None:
+    """At exit: store what ``aupdate`` handed over, waiting each cache's busy timeout."""
+    for cache in list(_open_caches):
+        cache.flush(cache._busy_timeout)
+
+
+_open_caches: weakref.WeakSet[SqliteCache] = weakref.WeakSet()
+atexit.register(_flush_open_caches)
 
 
 def _restore(text: str) -> list[Generation]:

@@ -129,10 +129,11 @@ class SqliteCache(BaseCache):
             )
         self._busy_timeout = busy_timeout
         self._local = threading.local()
-        # Writes handed over by ``aupdate``, by key, until the writer thread stored them.
-        self._pending: dict[bytes, str] = {}
-        self._pending_changed = threading.Condition()
-        self._writer: threading.Thread | None = None
+        with _files_lock:
+            shared = _files.get(self.path)
+            if shared is None:
+                shared = _files[self.path] = _File()
+        self._file = shared
         _open_caches.add(self)
         db = self._db()
         switch_to_wal(db, busy_timeout)
@@ -168,8 +169,8 @@ class SqliteCache(BaseCache):
         or altered) counts as a miss, with a ``RuntimeWarning``; the reply then replaces it.
         """
         key = _key(prompt, llm_string)
-        with self._pending_changed:
-            text = self._pending.get(key)
+        with self._file.changed:
+            text = self._file.pending.get(key)
         if text is None:
             row = (
                 self._db()
@@ -213,37 +214,37 @@ class SqliteCache(BaseCache):
         text = self._storable(return_val)
         if text is None:
             return
-        with self._pending_changed:
-            self._pending[_key(prompt, llm_string)] = text
-            if self._writer is None or not self._writer.is_alive():
-                self._writer = threading.Thread(
+        with self._file.changed:
+            self._file.pending[_key(prompt, llm_string)] = text
+            if self._file.writer is None or not self._file.writer.is_alive():
+                self._file.writer = threading.Thread(
                     target=self._write_pending, name="SqliteCache writer", daemon=True
                 )
-                self._writer.start()
+                self._file.writer.start()
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until the writes ``aupdate`` handed over are stored (at most ``timeout``
         seconds); whether they are."""
-        with self._pending_changed:
-            return self._pending_changed.wait_for(lambda: not self._pending, timeout)
+        with self._file.changed:
+            return self._file.changed.wait_for(lambda: not self._file.pending, timeout)
 
     def _write_pending(self) -> None:
         """The writer thread: store what is pending, a batch per transaction, until nothing
         is left."""
         while True:
-            with self._pending_changed:
+            with self._file.changed:
                 # Kept a moment for the next burst: a new thread opens a new connection.
-                self._pending_changed.wait_for(lambda: bool(self._pending), _WRITER_IDLE)
-                batch = dict(self._pending)
+                self._file.changed.wait_for(lambda: bool(self._file.pending), _WRITER_IDLE)
+                batch = dict(self._file.pending)
                 if not batch:
-                    self._writer = None
+                    self._file.writer = None
                     return
             self._store(batch)
-            with self._pending_changed:
+            with self._file.changed:
                 for key, text in batch.items():
-                    if self._pending.get(key) is text:
-                        del self._pending[key]
-                self._pending_changed.notify_all()
+                    if self._file.pending.get(key) is text:
+                        del self._file.pending[key]
+                self._file.changed.notify_all()
 
     def _storable(self, return_val: Sequence[Generation]) -> str | None:
         """``return_val`` as stored, or None when it is not to be stored (with a warning
@@ -374,6 +375,21 @@ def _unrestorable(value: Any) -> str | None:
             return f"{'.'.join(ident)} is not a generation or an AI message"
         return _unrestorable(value.get("kwargs", {}))
     return next(filter(None, map(_unrestorable, value.values())), None)
+
+
+class _File:
+    """What every ``SqliteCache`` on one file in this process shares: the writes ``aupdate``
+    handed over, by key, until the writer thread stored them (so a second cache on the file
+    sees them too), and that thread."""
+
+    def __init__(self) -> None:
+        self.pending: dict[bytes, str] = {}
+        self.changed = threading.Condition()
+        self.writer: threading.Thread | None = None
+
+
+_files: weakref.WeakValueDictionary[Path, _File] = weakref.WeakValueDictionary()
+_files_lock = threading.Lock()
 
 
 def _flush_open_caches() -> None:

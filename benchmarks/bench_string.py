@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import os
 import random
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 
-from _timing import import_seconds
+from _timing import import_seconds, langsmith_stand_in
 
 os.environ.pop("LANGSMITH_TRACING", None)
 os.environ.pop("LANGCHAIN_TRACING_V2", None)
@@ -49,36 +46,6 @@ def per_call(fn: Callable[[], object], calls: int, repeats: int = 5) -> float:
             fn()
         best = min(best, (time.perf_counter() - start) / calls)
     return best
-
-
-@contextmanager
-def langsmith_stand_in() -> Iterator[list[str]]:
-    """A LangSmith API stand-in on 127.0.0.1 answering ``{}``; yields the paths requested."""
-    paths: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def _answer(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            paths.append(self.path)
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
-
-        do_GET = do_POST = do_PATCH = _answer
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    os.environ["LANGSMITH_ENDPOINT"] = f"http://127.0.0.1:{server.server_port}"
-    os.environ["LANGSMITH_API_KEY"] = "benchmark"
-    try:
-        yield paths
-    finally:
-        server.shutdown()
 
 
 def langsmith_evaluate_seconds(evaluator: Callable[..., object], examples: int) -> float:

@@ -12,6 +12,8 @@ What runs inside a user's process is checked there, each in a fresh process:
    to a LangSmith stand-in on 127.0.0.1, with ``LANGSMITH_TRACING`` on and off. A plain
    function evaluator is run the same way first: if it sends runs, LangSmith itself does and
    the check says so instead of blaming ours.
+5. the ``langchain-evals`` command (its console-script entry point) runs an experiment over
+   a JSONL file twice and compares the two, from a folder of the user's own modules.
 
 Every check runs even when one fails; each prints one line, and the exit code is 1 when
 any failed. Only the standard library is used here: the environment has nothing else but
@@ -207,6 +209,47 @@ def check_every_module_imports(root: Path) -> str:
     return f"{done.stdout.split()[0]} public modules imported, without {', '.join(EXTRAS)}"
 
 
+EXPERIMENT_APP = """
+from langchain_evals_port import ExactMatch
+
+def target(inputs):
+    return inputs["country"].upper()
+
+EVALUATORS = [ExactMatch()]
+"""
+
+
+def check_experiment_command(root: Path) -> str:
+    """langchain-evals run (twice) and compare, from the console script."""
+    folder = project(root, "experiment", {"capitals_app.py": EXPERIMENT_APP})
+    rows = [("fr", "France", "FRANCE"), ("pe", "Peru", "Lima")]
+    (folder / "cases.jsonl").write_text(
+        "".join(
+            json.dumps({"id": id_, "inputs": {"country": c}, "reference_outputs": r}) + "\n"
+            for id_, c, r in rows
+        ),
+        encoding="utf-8",
+    )
+    command = Path(sys.executable).parent / "langchain-evals"
+    run = [str(command), "run", "cases.jsonl", "--target", "capitals_app:target"]
+    run += ["--evaluators", "capitals_app:EVALUATORS"]
+    outputs = []
+    for args in (run, run, [str(command), "compare", "target-1", "target-2"]):
+        done = subprocess.run(
+            args, cwd=folder, capture_output=True, text=True, timeout=TIMEOUT, check=False
+        )
+        if done.returncode != 0:
+            raise CheckFailed(
+                f"{' '.join(args[1:3])} exited {done.returncode}:\n    {output(done)}"
+            )
+        outputs.append(done.stdout)
+    if not outputs[1].startswith("Experiment target-2: 2 runs, compared with target-1"):
+        raise CheckFailed(f"unexpected summary:\n    {outputs[1]}")
+    if "exact_match" not in outputs[2] or "0.500" not in outputs[0]:
+        raise CheckFailed(f"unexpected figures:\n    {outputs[0]}\n    {outputs[2]}")
+    return "run twice and compared: exact_match 0.500, no regression"
+
+
 class Recorder(ThreadingHTTPServer):
     """A LangSmith stand-in on 127.0.0.1 that answers ``{}`` and records every request."""
 
@@ -316,6 +359,7 @@ def main() -> int:
         check_every_module_imports,
         check_no_runs_uploaded("true"),
         check_no_runs_uploaded("false"),
+        check_experiment_command,
     ]
     failures = 0
     with tempfile.TemporaryDirectory(prefix="check-installed-") as scratch:

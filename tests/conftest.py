@@ -6,6 +6,7 @@ import json
 import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,14 +20,24 @@ pytest_plugins = ["pytester"]
 
 @dataclass
 class LangSmithStandIn:
-    """A LangSmith API stand-in on 127.0.0.1. It serves the datasets given to ``add_dataset``
-    as LangSmith does (``GET /datasets?name=``, ``GET /examples?dataset=`` in pages of
-    ``offset``/``limit``) and answers every other request with ``{}``."""
+    """A LangSmith API stand-in on 127.0.0.1.
+
+    It serves the datasets given to ``add_dataset`` as LangSmith does (``GET /datasets?name=``,
+    ``GET /examples?dataset=`` in pages of ``offset``/``limit``, ``GET /examples/{id}``),
+    creates projects (``POST /sessions``, a taken name is a 409 as in LangSmith; ``PATCH
+    /sessions/{id}``), keeps the JSON body of every write in ``received`` (``runs()`` and
+    ``feedback()`` read it) and answers every other request with ``{}``. ``failing(path,
+    status)`` makes one path answer with an error status for a while.
+    """
 
     port: int
     requests: list[tuple[str, str]] = field(default_factory=list)
+    received: list[tuple[str, str, Any]] = field(default_factory=list)
     datasets: dict[str, dict[str, Any]] = field(default_factory=dict)
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sessions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+    tenant_id: str = field(default_factory=lambda: str(uuid.uuid4()))
 
     @property
     def url(self) -> str:
@@ -44,17 +55,78 @@ class LangSmithStandIn:
         ]
         return [example["id"] for example in self.examples[dataset_id]]
 
+    @contextmanager
+    def failing(self, path: str, status: int) -> Iterator[None]:
+        """Answer requests for ``path`` with ``status`` while the block runs."""
+        self.failures[path] = status
+        try:
+            yield
+        finally:
+            del self.failures[path]
+
+    def session_named(self, name: str) -> dict[str, Any]:
+        """The project (session) created under ``name``."""
+        [found] = [s for s in self.sessions.values() if s["name"] == name]
+        return found
+
+    def runs(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """The runs posted to ``/runs/batch`` (of one project, given its id), in order."""
+        posted = [
+            run
+            for method, path, body in self.received
+            if (method, path) == ("POST", "/runs/batch")
+            for run in body.get("post", [])
+        ]
+        return [r for r in posted if session_id is None or r.get("session_id") == session_id]
+
+    def feedback(self) -> list[dict[str, Any]]:
+        """The bodies posted to ``/feedback``, in order."""
+        return [
+            body for method, path, body in self.received if (method, path) == ("POST", "/feedback")
+        ]
+
     def answer(self, method: str, target: str) -> Any:
-        """The JSON body that answers ``method target``."""
+        """The JSON body that answers ``method target`` (``respond`` for writes)."""
+        return self.respond(method, target, None)[1]
+
+    def respond(self, method: str, target: str, body: Any) -> tuple[int, Any]:
+        """The status and JSON body that answer ``method target`` sent with ``body``."""
         url = urlsplit(target)
+        path = url.path.rstrip("/")
         query = {key: values[0] for key, values in parse_qs(url.query).items()}
-        if method == "GET" and url.path == "/datasets" and "name" in query:
+        if path in self.failures:
+            return self.failures[path], {"detail": "failing on purpose"}
+        if method == "GET" and path == "/datasets" and "name" in query:
             found = self.datasets.get(query["name"])
-            return [found] if found else []
-        if method == "GET" and url.path == "/examples" and "dataset" in query:
+            return 200, [found] if found else []
+        if method == "GET" and path == "/examples" and "dataset" in query:
             offset, limit = int(query.get("offset", 0)), int(query.get("limit", 100))
-            return self.examples.get(query["dataset"], [])[offset : offset + limit]
-        return {}
+            return 200, self.examples.get(query["dataset"], [])[offset : offset + limit]
+        if method == "GET" and path.startswith("/examples/"):
+            example_id = path.removeprefix("/examples/")
+            for examples in self.examples.values():
+                for example in examples:
+                    if example["id"] == example_id:
+                        return 200, example
+            return 404, {"detail": "Example not found"}
+        if method == "POST" and path == "/sessions" and isinstance(body, dict):
+            if any(s["name"] == body.get("name") for s in self.sessions.values()):
+                return 409, {"detail": "Session already exists"}
+            session = {
+                "tenant_id": self.tenant_id,
+                "start_time": "2024-01-01T00:00:00Z",
+                "reference_dataset_id": None,
+                **body,
+            }
+            self.sessions[session["id"]] = session
+            return 200, session
+        if method == "PATCH" and path.startswith("/sessions/") and isinstance(body, dict):
+            session = self.sessions.get(path.removeprefix("/sessions/"))
+            if session is None:
+                return 404, {"detail": "Session not found"}
+            session.update({key: value for key, value in body.items() if value is not None})
+            return 200, session
+        return 200, {}
 
 
 def _serve_langsmith() -> LangSmithStandIn:
@@ -62,14 +134,22 @@ def _serve_langsmith() -> LangSmithStandIn:
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length") or 0))
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw
             stand_in.requests.append((self.command, self.path))
-            body = json.dumps(stand_in.answer(self.command, self.path)).encode()
-            self.send_response(200)
+            if self.command != "GET":
+                path = urlsplit(self.path).path.rstrip("/")
+                stand_in.received.append((self.command, path, body))
+            status, answer = stand_in.respond(self.command, self.path, body)
+            payload = json.dumps(answer).encode()
+            self.send_response(status)
             self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(body)))
+            self.send_header("content-length", str(len(payload)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(payload)
 
         do_GET = do_POST = do_PATCH = do_PUT = _answer
 
@@ -95,3 +175,13 @@ def langsmith_endpoint() -> Iterator[LangSmithStandIn]:
         patch.setenv("LANGSMITH_API_KEY", "offline-test")
         patch.setenv("LANGSMITH_TRACING", "false")
         yield stand_in
+
+
+@pytest.fixture(autouse=True)
+def _experiments_work_in_a_folder_of_their_own(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Experiments keep a store and a judge cache under ``.langchain-evals/`` in the working
+    directory by default: each experiments test works in a folder of its own."""
+    if "experiments" in request.node.path.parts:
+        monkeypatch.chdir(request.getfixturevalue("tmp_path"))

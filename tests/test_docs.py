@@ -70,6 +70,14 @@ EXPECTED = {
         r"Q3\s+reply-quality\s+inconclusive\s+-\s+-\s+the customer named no order",
         r"Q1: model calls 2, tool calls 1, tokens \d+ input \+ \d+ output = \d+",
     ],
+    "support_experiment/run.py": [
+        r"cancel\s+True\s+True\s+True\s+Done: order A-1003",
+        r"refund-missed\s+False\s+False\s+False\s+Order A-1005 was delivered on 2 March\.",
+        r"correctness\s+0\.833 \[0\.436, 0\.970\]\s+6",
+        r"trajectory_unordered_match\s+0\.833 \[0\.436, 0\.970\]\s+6",
+        r"refund-missed / correctness: The reference states 3, 5; it does not\.",
+        r'reference call refund_order\(order_id="A-1005"\) \(messages\[0\]\) has no partner',
+    ],
     "durable_evaluators/tie_break.py": [
         r"Q1\s+True\s+1\.00\s+unanimous\s+accuracy=pass helpfulness=pass\s",
         r"Q2\s+True\s+0\.67\s+tie-break\s+accuracy=pass helpfulness=fail referee=pass\s",
@@ -97,10 +105,11 @@ def test_every_cookbook_script_has_expectations():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=script_key)
-def test_cookbook_scripts_run(script, monkeypatch):
+def test_cookbook_scripts_run(script, monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # Run from a folder of its own: what a script keeps (an experiment store) lands there.
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=ROOT
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
     for pattern in EXPECTED[script_key(script)]:

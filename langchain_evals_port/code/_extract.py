@@ -27,12 +27,12 @@ an error: code evaluators turn it into a ``False`` verdict whose metadata carrie
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
 from langchain_evals_port.core import Score, to_openai_messages
@@ -43,6 +43,9 @@ from langchain_evals_port.core.errors import (
     JudgeOutputError,
     MessageFormatError,
 )
+from langchain_evals_port.judge._defaults import judge_model
+from langchain_evals_port.judge._model import native_method, with_structured_output
+from langchain_evals_port.judge._structured import ModelCall, run_async, run_sync
 
 __all__ = [
     "NON_CODE_TAGS",
@@ -257,28 +260,28 @@ _SYSTEM = (
 )
 
 
-def _extraction_messages(text: str, language: str | None) -> list[tuple[str, str]]:
+def _extraction_messages(text: str, language: str | None) -> list[BaseMessage]:
     wanted = f" The code should be {language}." if language else ""
     return [
-        ("system", _SYSTEM + wanted),
-        ("human", f"<text>\n{text}\n</text>"),
+        SystemMessage(_SYSTEM + wanted),
+        HumanMessage(f"<text>\n{text}\n</text>"),
     ]
 
 
-def _structured(model: Any) -> Runnable[Any, Any]:
-    from langchain_evals_port.judge._model import (
-        native_method,
-        resolve_judge,
-        with_structured_output,
-    )
-
-    resolved = resolve_judge(model)
+def _extraction(
+    model: Any, text: str, language: str | None
+) -> Generator[ModelCall, Any, str | None]:
+    """The extraction as a judge conversation: one structured call, its reply read (a reply
+    that does not match is a ``JudgeOutputError``, and is not cached)."""
+    chat = judge_model(model)
     try:
-        return with_structured_output(resolved, _Extraction, native_method(resolved))
+        structured = with_structured_output(chat, _Extraction, native_method(chat))
     except NotImplementedError as error:
         raise EvaluatorInputError(
             f"the code-extraction model cannot produce structured output: {error}"
         ) from None
+    reply = yield ModelCall(structured, _extraction_messages(text, language))
+    return _read_extraction(reply)
 
 
 def _read_extraction(reply: Any) -> str | None:
@@ -368,10 +371,7 @@ class CodeExtractor:
             return extract_markdown_code(
                 text, language=self.language, multiple_blocks=self.multiple_blocks
             )
-        reply = _structured(self.model).invoke(
-            _extraction_messages(text, self.language), _extract_config(config)
-        )
-        return _read_extraction(reply)
+        return run_sync(_extraction(self.model, text, self.language), _extract_config(config))
 
     async def aextract(self, outputs: Any, config: RunnableConfig | None = None) -> str | None:
         """The async twin of ``extract``: the model's async path, awaited custom extractors."""
@@ -381,10 +381,9 @@ class CodeExtractor:
         if strategy != "llm":
             return self.extract(outputs, config)
         text = output_text(outputs)
-        reply = await _structured(self.model).ainvoke(
-            _extraction_messages(text, self.language), _extract_config(config)
+        return await run_async(
+            _extraction(self.model, text, self.language), _extract_config(config)
         )
-        return _read_extraction(reply)
 
     def _callable_argument(self, outputs: Any) -> Any:
         return outputs if self.callable_input == "outputs" else output_text(outputs)

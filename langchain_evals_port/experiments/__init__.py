@@ -9,8 +9,14 @@ naming the file, the line and the field; nothing is skipped. ``Target`` wraps th
 each case with the runtime's capture machinery. ``run_experiment`` runs a target over a
 dataset, ``trials`` times per case, scores each run with the evaluators and returns an
 ``ExperimentResult`` whose ``statistics()`` and ``compare(baseline)`` come from
-``reporting.statistics``. (The experiment store, resuming, the command line and reports are
-still to come.)
+``reporting.statistics``. Everything is written to an ``ExperimentStore`` as it finishes (a
+SQLite file under ``.langchain-evals/`` by default, PostgreSQL for teams), so an interrupted
+experiment resumes where it stopped, ``rescore`` scores stored outputs again without the
+target, and ``langchain-evals worker`` processes can share an experiment's runs. Judges answer
+from a persistent cache by default. ``write_report`` writes an experiment's Markdown, JSON and
+HTML report, ``print_summary`` and ``print_comparison`` print its figures as a table, and
+``upload_to_langsmith`` sends it to LangSmith as an experiment. The command line
+(``langchain-evals run``, ``compare``, ``experiments``, ``rescore``) is the same workflow.
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset, Target
@@ -25,18 +31,55 @@ Example:
 from ._case import Case
 from ._dataset import Dataset
 from ._errors import DatasetError
-from ._run import CaseResult, ExperimentResult, arun_experiment, run_experiment
+from ._report import REPORT_SCHEMA_VERSION, print_comparison, print_summary, write_report
+from ._result import CaseResult, ExperimentResult, JudgeCacheUse
+from ._run import (
+    CacheLike,
+    ExperimentMismatchError,
+    StoreLike,
+    arescore,
+    arun_experiment,
+    awork_on,
+    rescore,
+    run_experiment,
+)
+from ._store import (
+    DEFAULT_STORE,
+    ExperimentInfo,
+    ExperimentNotFoundError,
+    ExperimentStore,
+    ExperimentSummary,
+)
 from ._target import Target, TargetLike, TargetRun
+from ._upload import LangSmithUploadError, upload_to_langsmith
 
 __all__ = [
+    "DEFAULT_STORE",
+    "REPORT_SCHEMA_VERSION",
+    "CacheLike",
     "Case",
     "CaseResult",
     "Dataset",
     "DatasetError",
+    "ExperimentInfo",
+    "ExperimentMismatchError",
+    "ExperimentNotFoundError",
     "ExperimentResult",
+    "ExperimentStore",
+    "ExperimentSummary",
+    "JudgeCacheUse",
+    "LangSmithUploadError",
+    "StoreLike",
     "Target",
     "TargetLike",
     "TargetRun",
+    "arescore",
     "arun_experiment",
+    "awork_on",
+    "print_comparison",
+    "print_summary",
+    "rescore",
     "run_experiment",
+    "upload_to_langsmith",
+    "write_report",
 ]

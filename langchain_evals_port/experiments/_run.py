@@ -1,4 +1,4 @@
-"""``run_experiment``: run a target over a dataset's cases and score every output.
+"""``run_experiment``: run a target over a dataset's cases, score every output, keep it all.
 
 Each case runs ``trials`` times; each run is the target (with its trajectory captured) and
 then every evaluator, at most ``max_concurrency`` runs at once. An evaluator gets the case's
@@ -7,15 +7,32 @@ transcript as LangChain messages for evaluators that judge trajectories — and 
 ``interaction`` (the captured ``InteractionRecord``), ``case_id`` and ``metadata``. Nothing is
 lost to an exception: a target that raised leaves its evaluators ``inconclusive`` (nothing to
 judge, the reason says why), and an evaluator that fails is a ``failed`` result with its
-reason code. Statistics come from ``reporting.statistics``, the one place they are computed.
+reason code.
+
+Runs go through an ``ExperimentStore``: the experiment and its runs are stored first, then
+each run is claimed, run and written the moment it finishes. Started again under the same
+name, an experiment runs only its unfinished runs; ``rescore`` scores a stored experiment's
+outputs again without its target; ``work_on`` lets more processes (``langchain-evals worker``)
+share an experiment's runs. Judges' model calls go through a persistent cache by default
+(``judge.judge_defaults``), so an unchanged re-run asks no judge anything.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+import dataclasses
+import hashlib
+import logging
+import os
+import tempfile
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from langchain_core.caches import BaseCache
+from langchain_core.rate_limiters import BaseRateLimiter
 
 from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
 from langchain_evals_port.core.errors import (
@@ -23,71 +40,106 @@ from langchain_evals_port.core.errors import (
     classify_failure,
     failure_reason,
 )
-from langchain_evals_port.reporting import KeyComparison, KeyStatistics, compare, summarize
+from langchain_evals_port.judge import SqliteCache, judge_defaults
+from langchain_evals_port.judge._cache import CountingCache
 from langchain_evals_port.reporting._display import Progress
 
 from ._case import Case
+from ._dataset import Dataset
+from ._result import CaseResult, ExperimentResult, JudgeCacheUse
+from ._specs import import_spec
+from ._store import ExperimentInfo, ExperimentStore, PendingRun
 from ._target import Target, TargetLike, TargetRun
+from ._upload import LangSmithUploadError
+from ._upload import upload_to_langsmith as upload
 
-__all__ = ["CaseResult", "ExperimentResult", "arun_experiment", "run_experiment"]
+__all__ = [
+    "CacheLike",
+    "ExperimentMismatchError",
+    "StoreLike",
+    "arescore",
+    "arun_experiment",
+    "awork_on",
+    "rescore",
+    "run_experiment",
+]
+
+StoreLike: TypeAlias = "ExperimentStore | str | os.PathLike[str] | Literal[False] | None"
+"""Where an experiment is kept: an ``ExperimentStore``, its location (a SQLite path or a
+``postgresql://`` DSN), ``None`` for ``.langchain-evals/experiments.db``, or ``False`` for a
+store in a temporary folder that is deleted afterwards (nothing kept, nothing resumable)."""
+
+CacheLike: TypeAlias = "BaseCache | bool | None"
+"""The judges' cache: ``None`` or ``True`` for ``judge-cache.db`` beside a SQLite store (in
+``.langchain-evals/`` for a PostgreSQL one; none for ``store=False``), ``False`` for none, or
+any LangChain ``BaseCache``."""
+
+EvaluatorsLike: TypeAlias = "Sequence[Evaluator] | str"
+"""The evaluators of an experiment: a list, or ``"module:ATTR"`` naming one."""
+
+logger = logging.getLogger("langchain_evals_port.experiments")
+
+_LEASE_SECONDS = 60.0
+"""How long a claimed run stays this process's without a renewal; renewed every third of
+it while the run is going. A process killed outright holds its runs that long, unless it
+ran on the same machine as the process that resumes (see ``release_orphans``)."""
+
+_POLL_SECONDS = 0.5
+"""How often a process with nothing left to claim looks for runs other processes let go."""
+
+T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    """One run of one case: what the target did and every evaluator's results."""
-
-    case: Case
-    trial: int
-    run: TargetRun
-    results: tuple[EvaluatorResult, ...]
-
-
-@dataclass(frozen=True)
-class ExperimentResult:
-    """Every run of an experiment, in dataset order (trials of a case together)."""
-
-    name: str
-    runs: tuple[CaseResult, ...]
-
-    def results_by_case(self) -> dict[str, list[EvaluatorResult]]:
-        """Each case id with all its results (several trials: several per key)."""
-        by_case: dict[str, list[EvaluatorResult]] = {}
-        for run in self.runs:
-            by_case.setdefault(run.case.id, []).extend(run.results)
-        return by_case
-
-    def statistics(self) -> dict[str, KeyStatistics]:
-        """Per feedback key: the mean or pass rate with its 95 % interval, and the counts of
-        inconclusive and failed results (intervals clustered by case over trials)."""
-        return summarize(self.results_by_case())
-
-    def compare(self, baseline: ExperimentResult) -> dict[str, KeyComparison]:
-        """Per feedback key, this experiment against ``baseline``, paired case by case."""
-        return compare(baseline.statistics(), self.statistics())
+class ExperimentMismatchError(EvaluatorUsageError):
+    """An experiment of that name exists with another target, other cases, trials or
+    evaluators; resuming it would mix two experiments (choose another name, or ``rescore``
+    it)."""
 
 
 async def arun_experiment(
     target: TargetLike | Target,
     dataset: Iterable[Case],
-    evaluators: Sequence[Evaluator],
+    evaluators: EvaluatorsLike,
     *,
     name: str | None = None,
     trials: int = 1,
     max_concurrency: int = 8,
+    store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
     progress: bool | None = None,
 ) -> ExperimentResult:
-    """Run ``target`` on every case of ``dataset`` ``trials`` times and score each run.
+    """Run ``target`` on every case of ``dataset`` ``trials`` times, score each run, and
+    store everything as it finishes; with the ``name`` of an unfinished experiment, run only
+    what it has not finished.
 
     Args:
         target: A ``Target``, or anything ``Target`` takes (a Runnable, a compiled graph, a
-            function of the inputs, ``"module:attr"``).
+            function of the inputs, ``"module:attr"``). Workers can share the experiment
+            only when it is ``"module:attr"``.
         dataset: A ``Dataset`` or any iterable of ``Case``.
-        evaluators: The evaluators scoring each run.
-        name: The experiment's name (default: the target's).
+        evaluators: The evaluators scoring each run, or ``"module:ATTR"`` naming the list
+            (empty: keep the outputs only, to ``rescore`` later).
+        name: The experiment's name; an existing experiment of this name is resumed. Default:
+            the target's name with the next free number (``my-agent-3``).
         trials: How many times each case runs.
-        max_concurrency: Runs (target and its evaluators) at once.
+        max_concurrency: Runs (target and its evaluators) at once in this process.
+        store: Where the experiment is kept (see ``StoreLike``).
+        cache: Where judges' model calls are answered from (see ``CacheLike``): by default
+            a persistent cache, so an unchanged re-run makes no judge calls. The target's
+            own model calls are never cached by it (give its model a ``cache`` for that).
+        rate_limiter: A LangChain rate limiter (``InMemoryRateLimiter``) every judge model
+            call waits for, unless the model has its own.
+        upload_to_langsmith: Also send the experiment and its feedback to LangSmith
+            (``upload_to_langsmith``; its URL is the result's ``langsmith_url``). A failed
+            upload is a ``RuntimeWarning``, and the experiment stays in the store.
         progress: ``None`` shows a progress bar on a terminal or in a notebook, never under
             ``CI`` or in a pipe; ``False`` never, ``True`` always.
+
+    Raises:
+        ExperimentMismatchError: ``name`` is an experiment of another target, other cases,
+            trials or evaluators.
 
     Example:
         >>> import asyncio
@@ -97,68 +149,367 @@ async def arun_experiment(
         ...     {"inputs": {"q": "2 + 2"}, "reference_outputs": "4"},
         ...     {"inputs": {"q": "3 + 3"}, "reference_outputs": "6"},
         ... ])
-        >>> result = asyncio.run(arun_experiment(lambda inputs: "4", dataset, [ExactMatch()]))
+        >>> result = asyncio.run(
+        ...     arun_experiment(lambda inputs: "4", dataset, [ExactMatch()], store=False)
+        ... )
         >>> result.statistics()["exact_match"].mean
         0.5
     """
+    _check_options(name, store, progress)
     runnable = target if isinstance(target, Target) else Target(target)
     cases = _cases(dataset)
-    checked = _evaluators(evaluators)
-    if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
-        raise EvaluatorUsageError(f"trials must be a whole number of at least 1, got {trials!r}")
-    if not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise EvaluatorUsageError(
-            f"max_concurrency must be a whole number of at least 1, got {max_concurrency!r}"
+    checked, evaluators_spec = _evaluators(evaluators)
+    _check_count("trials", trials)
+    _check_count("max_concurrency", max_concurrency)
+    async with _opened(store) as opened:
+        experiment = name if name is not None else await _next_name(opened, runnable.name)
+        info = ExperimentInfo(
+            name=experiment,
+            target=runnable.name,
+            target_spec=target if isinstance(target, str) else None,
+            evaluators=[ev.feedback_key for ev in checked],
+            evaluators_spec=evaluators_spec,
+            trials=trials,
+            cases=len(cases),
+            dataset=_fingerprint(cases),
+            cached_judges=cache is not False,
         )
-    limit = asyncio.Semaphore(max_concurrency)
-    experiment = name or runnable.name
-    shown = Progress(experiment, len(cases) * trials, progress)
-
-    async def one(case: Case, trial: int) -> CaseResult:
-        async with limit:
-            run = await runnable.arun(case.inputs, case_id=case.id, trial=trial)
-            scored = await asyncio.gather(*(_score(ev, case, run) for ev in checked))
-        shown.advance()
-        return CaseResult(case, trial, run, tuple(r for results in scored for r in results))
-
-    try:
-        runs = await asyncio.gather(
-            *(one(case, trial) for case in cases for trial in range(trials))
+        runs = [(case, trial, None) for case in cases for trial in range(trials)]
+        runner = _Runner(opened, experiment, runnable, checked, max_concurrency, progress)
+        return await _start(
+            runner,
+            info,
+            runs,
+            store,
+            cache,
+            rate_limiter,
+            upload_to_langsmith,
+            generated=name is None,
+            base=runnable.name,
         )
-    finally:
-        shown.close()
-    return ExperimentResult(experiment, tuple(runs))
 
 
 def run_experiment(
     target: TargetLike | Target,
     dataset: Iterable[Case],
-    evaluators: Sequence[Evaluator],
+    evaluators: EvaluatorsLike,
     *,
     name: str | None = None,
     trials: int = 1,
     max_concurrency: int = 8,
+    store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
     progress: bool | None = None,
 ) -> ExperimentResult:
     """``arun_experiment`` for synchronous code (in a running event loop, await that)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(
-            arun_experiment(
-                target,
-                dataset,
-                evaluators,
-                name=name,
-                trials=trials,
-                max_concurrency=max_concurrency,
-                progress=progress,
-            )
-        )
-    raise EvaluatorUsageError(
-        "run_experiment was called inside a running event loop; "
-        "use `await arun_experiment(...)` instead"
+    return _sync(
+        "run_experiment",
+        "arun_experiment",
+        lambda: arun_experiment(
+            target,
+            dataset,
+            evaluators,
+            name=name,
+            trials=trials,
+            max_concurrency=max_concurrency,
+            store=store,
+            cache=cache,
+            rate_limiter=rate_limiter,
+            upload_to_langsmith=upload_to_langsmith,
+            progress=progress,
+        ),
     )
+
+
+async def arescore(
+    source: str,
+    evaluators: EvaluatorsLike,
+    *,
+    name: str | None = None,
+    max_concurrency: int = 8,
+    store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
+    progress: bool | None = None,
+) -> ExperimentResult:
+    """Score the stored outputs of experiment ``source`` with ``evaluators`` again, without
+    running its target, as a new experiment (to change a judge prompt and compare).
+
+    Args:
+        source: The experiment whose outputs are scored (its finished runs).
+        evaluators: The evaluators, or ``"module:ATTR"`` naming the list.
+        name: The new experiment's name (resumed when it exists). Default:
+            ``<source>-rescored-N``.
+        max_concurrency: Runs scored at once.
+        store: The store holding ``source``, where the new experiment is kept too.
+        cache, rate_limiter, upload_to_langsmith, progress: As for ``arun_experiment``.
+    """
+    _check_options(name, store, progress)
+    checked, evaluators_spec = _evaluators(evaluators)
+    _check_count("max_concurrency", max_concurrency)
+    if store is False:
+        raise EvaluatorUsageError("rescore needs the store that holds the experiment, not False")
+    async with _opened(store) as opened:
+        original = await asyncio.to_thread(opened.info, source)
+        unfinished = await asyncio.to_thread(opened.unfinished, source)
+        if unfinished:
+            raise EvaluatorUsageError(
+                f"experiment {source!r} has {unfinished} unfinished runs: finish it first "
+                "(run it again under its name), then rescore it"
+            )
+        stored = await asyncio.to_thread(opened.load, source)
+        experiment = name if name is not None else await _next_name(opened, f"{source}-rescored")
+        info = ExperimentInfo(
+            name=experiment,
+            target=original.target,
+            target_spec=original.target_spec,
+            evaluators=[ev.feedback_key for ev in checked],
+            evaluators_spec=evaluators_spec,
+            trials=original.trials,
+            cases=original.cases,
+            dataset=original.dataset,
+            rescored_from=source,
+            cached_judges=cache is not False,
+        )
+        runs = [(run.case, run.trial, run.run) for run in stored.runs]
+        runner = _Runner(opened, experiment, None, checked, max_concurrency, progress)
+        return await _start(
+            runner,
+            info,
+            runs,
+            store,
+            cache,
+            rate_limiter,
+            upload_to_langsmith,
+            generated=name is None,
+            base=f"{source}-rescored",
+        )
+
+
+def rescore(
+    source: str,
+    evaluators: EvaluatorsLike,
+    *,
+    name: str | None = None,
+    max_concurrency: int = 8,
+    store: StoreLike = None,
+    cache: CacheLike = None,
+    rate_limiter: BaseRateLimiter | None = None,
+    upload_to_langsmith: bool = False,
+    progress: bool | None = None,
+) -> ExperimentResult:
+    """``arescore`` for synchronous code (in a running event loop, await that)."""
+    return _sync(
+        "rescore",
+        "arescore",
+        lambda: arescore(
+            source,
+            evaluators,
+            name=name,
+            max_concurrency=max_concurrency,
+            store=store,
+            cache=cache,
+            rate_limiter=rate_limiter,
+            upload_to_langsmith=upload_to_langsmith,
+            progress=progress,
+        ),
+    )
+
+
+async def awork_on(
+    name: str,
+    *,
+    store: StoreLike = None,
+    max_concurrency: int = 8,
+    rate_limiter: BaseRateLimiter | None = None,
+    progress: bool | None = False,
+) -> int:
+    """Share the unfinished runs of experiment ``name`` with the processes already on it,
+    until none is left; the number of runs this process finished. The target and the
+    evaluators are imported from the ``"module:attr"`` names the experiment was started
+    with (``langchain-evals worker --experiment NAME`` calls this). Judges answer from the
+    default cache of this process's store (``CacheLike``) unless the experiment was started
+    with ``cache=False``."""
+    _check_options(name, store, progress)
+    _check_count("max_concurrency", max_concurrency)
+    if store is False:
+        raise EvaluatorUsageError("a worker needs the store that holds the experiment, not False")
+    async with _opened(store) as opened:
+        info = await asyncio.to_thread(opened.info, name)
+        if info.evaluators_spec is None or (
+            info.target_spec is None and info.rescored_from is None
+        ):
+            raise EvaluatorUsageError(
+                f"experiment {name!r} was started with a target and evaluators given as "
+                "objects; workers import them, so start it with target='module:attr' and "
+                "evaluators='module:ATTR' (the command line always does)"
+            )
+        checked, _ = _evaluators(info.evaluators_spec)
+        target = None if info.target_spec is None else Target(info.target_spec)
+        runner = _Runner(opened, name, target, checked, max_concurrency, progress)
+        with _judging(opened, store, None if info.cached_judges else False, rate_limiter):
+            finished = await runner.run()
+        return len(finished)
+
+
+class _Runner:
+    """This process's share of an experiment's runs: claim, run, score, write; until every
+    run of the experiment is written (by this process or another)."""
+
+    def __init__(
+        self,
+        store: ExperimentStore,
+        name: str,
+        target: Target | None,
+        evaluators: Sequence[Evaluator],
+        max_concurrency: int,
+        progress: bool | None,
+    ) -> None:
+        self.store = store
+        self.name = name
+        self.target = target
+        self.evaluators = evaluators
+        self.max_concurrency = max_concurrency
+        self.progress = progress
+        self.claim_batch = max(1, max_concurrency // 8)
+        self.writes = _Writes(store, name)
+        self.finished: dict[tuple[str, int], CaseResult] = {}
+        self.held: dict[asyncio.Task[None], PendingRun] = {}
+
+    async def run(self) -> dict[tuple[str, int], CaseResult]:
+        await self._store(self.store.release_orphans, self.name)
+        total = await self._store(self.store.unfinished, self.name)
+        shown = Progress(self.name, total, self.progress)
+        renewing = asyncio.create_task(self._renew())
+        try:
+            await self._claim_until_done(shown)
+        finally:
+            renewing.cancel()
+            shown.close()
+            if self.held:
+                for task in self.held:
+                    task.cancel()
+                await asyncio.gather(*self.held, return_exceptions=True)
+                # Interrupted (Ctrl-C, a cancelled task): let the next run take these at once.
+                await self._store(self.store.release, self.name, list(self.held.values()))
+        return self.finished
+
+    async def _claim_until_done(self, shown: Progress) -> None:
+        while True:
+            # Claimed a few at a time rather than one as each run ends: a claim is a write.
+            free = self.max_concurrency - len(self.held)
+            claimed = (
+                await self._claim(free)
+                if free >= self.claim_batch or (free and not self.held)
+                else []
+            )
+            for pending in claimed:
+                task = asyncio.create_task(self._one(pending, shown))
+                self.held[task] = pending
+            if not self.held:
+                if not await self._store(self.store.unfinished, self.name):
+                    return
+                # The rest is held by other processes: take over those that died here.
+                await self._store(self.store.release_orphans, self.name)
+                await asyncio.sleep(_POLL_SECONDS)
+                continue
+            done, _ = await asyncio.wait(
+                self.held, timeout=_POLL_SECONDS, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in done:
+                del self.held[task]
+                task.result()  # a bug of the runner itself surfaces here
+
+    async def _claim(self, limit: int) -> list[PendingRun]:
+        """Claim up to ``limit`` runs; interrupted, the claims made meanwhile go back."""
+        claiming = asyncio.ensure_future(
+            self._store(self.store.claim, self.name, limit=limit, lease_seconds=_LEASE_SECONDS)
+        )
+        try:
+            return await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            # The claim's thread commits regardless: hand what it took back before leaving.
+            await self._store(self.store.release, self.name, await claiming)
+            raise
+
+    async def _one(self, pending: PendingRun, shown: Progress) -> None:
+        case, trial = pending.case, pending.claim.trial
+        run = pending.given
+        kept: Awaitable[bool] | None = None
+        if run is None:
+            assert self.target is not None  # only a rescore's runs come without a target
+            run = await self.target.arun(case.inputs, case_id=case.id, trial=trial)
+            # Kept while it is scored (written before its results): an interrupted run is
+            # scored again, not run again.
+            kept = self.writes.submit(pending, run)
+        scored = await asyncio.gather(*(_score(ev, case, run) for ev in self.evaluators))
+        if kept is not None and not await kept:
+            return  # the run was taken over (this lease lapsed): its holder records it
+        result = CaseResult(case, trial, run, tuple(r for results in scored for r in results))
+        if await self.writes.submit(pending, result):
+            self.finished[(case.id, trial)] = result
+        shown.advance()
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(_LEASE_SECONDS / 3)
+            try:
+                await self._store(
+                    self.store.renew,
+                    self.name,
+                    list(self.held.values()),
+                    lease_seconds=_LEASE_SECONDS,
+                )
+            except Exception:
+                # A passing storage error: the next renewal comes well before leases lapse.
+                logger.warning("experiment %r: renewing leases failed", self.name, exc_info=True)
+
+    @staticmethod
+    async def _store(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """A call of the store, off the event loop (its SQL blocks)."""
+        return await asyncio.to_thread(call, *args, **kwargs)
+
+
+class _Writes:
+    """A runner's writes of its runs, in order, a batch at a time: while one batch is written
+    (one transaction, off the event loop), the next gathers, so a busy runner makes a few
+    writes where it would make one per run and step (measured: a thread hop and a commit
+    per write cost more CPU than the runs' own capture)."""
+
+    def __init__(self, store: ExperimentStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.queued: list[tuple[PendingRun, TargetRun | CaseResult, asyncio.Future[bool]]] = []
+        self.writing: asyncio.Task[None] | None = None
+
+    def submit(self, run: PendingRun, done: TargetRun | CaseResult) -> asyncio.Future[bool]:
+        """Queue a write of ``run``; its future says whether the run's claim still held."""
+        written: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.queued.append((run, done, written))
+        if self.writing is None or self.writing.done():
+            self.writing = asyncio.create_task(self._write())
+        return written
+
+    async def _write(self) -> None:
+        while self.queued:
+            batch, self.queued = self.queued, []
+            try:
+                held = await asyncio.to_thread(
+                    self.store.write, self.name, [(run, done) for run, done, _ in batch]
+                )
+            except BaseException as error:
+                for _, _, written in batch:
+                    if not written.done():
+                        written.set_exception(error)
+                if not isinstance(error, Exception):
+                    raise
+                continue
+            for (_, _, written), outcome in zip(batch, held, strict=True):
+                if not written.done():
+                    written.set_result(outcome)
 
 
 async def _score(evaluator: Evaluator, case: Case, run: TargetRun) -> list[EvaluatorResult]:
@@ -185,7 +536,170 @@ async def _score(evaluator: Evaluator, case: Case, run: TargetRun) -> list[Evalu
     return output if isinstance(output, list) else [output]
 
 
+@asynccontextmanager
+async def _opened(store: StoreLike) -> AsyncIterator[ExperimentStore]:
+    """The store ``store`` names, closed afterwards unless it was given open."""
+    if isinstance(store, ExperimentStore):
+        yield store
+        return
+    if store is False:
+        with tempfile.TemporaryDirectory(prefix="langchain-evals-") as folder:
+            opened = await asyncio.to_thread(ExperimentStore, Path(folder) / "experiments.db")
+            try:
+                yield opened
+            finally:
+                opened.close()
+        return
+    opened = await asyncio.to_thread(ExperimentStore, store)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+async def _start(
+    runner: _Runner,
+    info: ExperimentInfo,
+    runs: Sequence[tuple[Case, int, TargetRun | None]],
+    store: StoreLike,
+    cache: CacheLike,
+    rate_limiter: BaseRateLimiter | None,
+    upload_to_langsmith: bool,
+    *,
+    generated: bool,
+    base: str,
+) -> ExperimentResult:
+    """Store the experiment ``info`` with its ``runs`` (or resume it), let ``runner`` run
+    them with the judges' cache and limiter, and return the experiment as stored. A
+    ``generated`` name (``base-N``) is never resumed: when it is taken, the next is used."""
+    created, stored = await asyncio.to_thread(runner.store.create, info, runs)
+    while not created and generated:
+        # Another process took the generated name at the same moment: take the next one.
+        info = info.model_copy(update={"name": await _next_name(runner.store, base)})
+        runner.name = info.name
+        created, stored = await asyncio.to_thread(runner.store.create, info, runs)
+    if not created:
+        _check_same(stored, info)
+    with _judging(runner.store, store, cache, rate_limiter) as counted:
+        finished = await runner.run()
+    return await _finished(runner.store, info.name, finished, counted, upload_to_langsmith)
+
+
+@contextmanager
+def _judging(
+    opened: ExperimentStore,
+    store: StoreLike,
+    cache: CacheLike,
+    rate_limiter: BaseRateLimiter | None,
+) -> Iterator[CountingCache | None]:
+    """The judges' cache (counting its hits) and rate limiter for the block
+    (``judge_defaults``)."""
+    chosen: BaseCache | None
+    if isinstance(cache, BaseCache):
+        chosen = cache
+    elif cache is False or (cache is None and store is False):
+        chosen = None
+    elif cache is None or cache is True:
+        chosen = SqliteCache(opened.cache_path)
+    else:
+        raise EvaluatorUsageError(
+            f"cache must be a LangChain BaseCache, True, False or None, got {cache!r}"
+        )
+    counting = None if chosen is None else CountingCache(chosen)
+    with judge_defaults(cache=counting, rate_limiter=rate_limiter):
+        yield counting
+
+
+async def _finished(
+    store: ExperimentStore,
+    name: str,
+    known: dict[tuple[str, int], CaseResult],
+    counted: CountingCache | None,
+    upload_to_langsmith: bool,
+) -> ExperimentResult:
+    """The experiment as stored (what this process ran, as it ran it), with how the judges'
+    cache answered, uploaded if asked."""
+    result = await asyncio.to_thread(store.load, name, known)
+    if counted is not None:
+        use = JudgeCacheUse(hits=counted.hits, misses=counted.misses)
+        result = dataclasses.replace(result, judge_cache=use)
+    if upload_to_langsmith:
+        try:
+            url = await asyncio.to_thread(upload, result)
+        except LangSmithUploadError as error:
+            # The experiment is kept either way; losing it to an upload would be worse.
+            warnings.warn(
+                f"experiment {name!r} was not uploaded: {error}; it is kept in the store, and "
+                f"upload_to_langsmith(ExperimentStore(...).load({name!r})) tries again",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        else:
+            result = dataclasses.replace(result, langsmith_url=url)
+    return result
+
+
+async def _next_name(store: ExperimentStore, base: str) -> str:
+    return await asyncio.to_thread(store.next_name, base)
+
+
+def _sync(name: str, twin: str, start: Callable[[], Awaitable[T]]) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+
+        async def main() -> T:
+            return await start()
+
+        return asyncio.run(main())
+    raise EvaluatorUsageError(
+        f"{name} was called inside a running event loop; use `await {twin}(...)` instead"
+    )
+
+
+def _fingerprint(cases: Sequence[Case]) -> str:
+    """16 hex digits naming the dataset's case ids in order: equal datasets, equal names."""
+    digest = hashlib.sha256("\n".join(case.id for case in cases).encode("utf-8"))
+    return digest.hexdigest()[:16]
+
+
+def _check_same(stored: ExperimentInfo, wanted: ExperimentInfo) -> None:
+    """Resuming ``stored`` as ``wanted`` must not mix two experiments."""
+    differences = [
+        f"{field} {getattr(stored, field)!r} (now {getattr(wanted, field)!r})"
+        for field in ("target", "dataset", "cases", "trials", "evaluators", "rescored_from")
+        if getattr(stored, field) != getattr(wanted, field)
+    ]
+    if differences:
+        raise ExperimentMismatchError(
+            f"experiment {stored.name!r} exists with another {'; '.join(differences)}: "
+            "give this run another name (or none, for the next free one)"
+        )
+
+
+def _check_options(name: object, store: object, progress: object) -> None:
+    """The keyword arguments every experiment function shares, checked before any work."""
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise EvaluatorUsageError(f"name must be a non-empty string or None, got {name!r}")
+    if not (
+        store is None or store is False or isinstance(store, (ExperimentStore, str, os.PathLike))
+    ):
+        raise EvaluatorUsageError(
+            "store must be an ExperimentStore, a SQLite path, a postgresql:// DSN, None (the "
+            f"default file) or False (keep nothing), got {type(store).__name__} {store!r}"
+        )
+    if progress is not None and not isinstance(progress, bool):
+        raise EvaluatorUsageError(f"progress must be True, False or None, got {progress!r}")
+
+
+def _check_count(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise EvaluatorUsageError(f"{name} must be a whole number of at least 1, got {value!r}")
+
+
 def _cases(dataset: Iterable[Case]) -> list[Case]:
+    if isinstance(dataset, Dataset):
+        return list(dataset)
     cases = list(dataset)
     for index, case in enumerate(cases):
         if not isinstance(case, Case):
@@ -193,18 +707,31 @@ def _cases(dataset: Iterable[Case]) -> list[Case]:
                 f"dataset[{index}] is a {type(case).__name__}, not a Case; build the dataset "
                 "with Dataset.from_records(...), Dataset.load(...) or Case(inputs=...)"
             )
-    return cases
+    return list(Dataset(cases))  # refuses two cases with one id, naming both
 
 
-def _evaluators(evaluators: Sequence[Evaluator] | Mapping[str, Any]) -> list[Evaluator]:
-    if isinstance(evaluators, (Mapping, str)) or not isinstance(evaluators, Sequence):
+def _evaluators(evaluators: object) -> tuple[list[Evaluator], str | None]:
+    """The evaluator list, and the ``"module:ATTR"`` it was imported from."""
+    spec = evaluators if isinstance(evaluators, str) else None
+    if spec is not None:
+        evaluators = import_spec(spec, "evaluators")
+    if isinstance(evaluators, (dict, str)) or not isinstance(evaluators, Sequence):
         raise EvaluatorUsageError(
-            f"evaluators must be a list of evaluators, got {type(evaluators).__name__}"
+            f"evaluators{f' ({spec})' if spec else ''} must be a list of evaluators, "
+            f"got {type(evaluators).__name__}"
         )
+    keys: dict[str, int] = {}
     for index, evaluator in enumerate(evaluators):
         if not isinstance(evaluator, Evaluator):
             raise EvaluatorUsageError(
                 f"evaluators[{index}] is {evaluator!r}, not an Evaluator (wrap a function "
                 "with @evaluator)"
             )
-    return list(evaluators)
+        key = evaluator.feedback_key
+        if key in keys:
+            raise EvaluatorUsageError(
+                f"evaluators[{keys[key]}] and evaluators[{index}] both report {key!r}; their "
+                "scores would be mixed: give one another feedback_key="
+            )
+        keys[key] = index
+    return list(evaluators), spec

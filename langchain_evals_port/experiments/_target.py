@@ -10,7 +10,6 @@ A graph runs each case on its own thread (``configurable.thread_id`` = case id a
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -19,6 +18,8 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.runtime import BoundAgent, InteractionRecord, TokenUsage
+
+from ._specs import import_spec
 
 __all__ = ["Target", "TargetLike", "TargetRun"]
 
@@ -78,7 +79,7 @@ class Target:
     """
 
     def __init__(self, app: TargetLike, *, name: str | None = None) -> None:
-        runnable = _runnable(_resolve(app) if isinstance(app, str) else app)
+        runnable = _runnable(import_spec(app, "target") if isinstance(app, str) else app)
         self.name = name or runnable.get_name()
         self.runnable = runnable
 
@@ -131,22 +132,6 @@ class _Collected:
     def only(self) -> InteractionRecord:
         (record,) = self.records
         return record
-
-
-def _resolve(spec: str) -> Any:
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise EvaluatorUsageError(f"target: expected 'module:attr', got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise EvaluatorUsageError(f"target: cannot import {module_name!r}: {error}") from error
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise EvaluatorUsageError(
-            f"target: module {module_name!r} has no attribute {attribute!r}"
-        ) from None
 
 
 def _runnable(app: Any) -> Runnable[Any, Any]:

@@ -7,13 +7,16 @@ before the score), validates it, repairs an invalid reply once, and otherwise fa
 
 ``SqliteCache`` keeps judge replies in a SQLite file (a LangChain ``BaseCache``);
 ``LLMJudge(cache=...)`` or ``with_cache(model, cache)`` puts it in front of a judge model, so
-an unchanged re-run makes no model calls.
+an unchanged re-run makes no model calls. ``judge_defaults(cache=..., rate_limiter=...)``
+does so for every judge model called in a block, also those of judges built inside other
+evaluators, and leaves the application's model calls alone.
 """
 
 from langchain_evals_port.core.errors import JudgeOutputError
 
 from ._attachments import Attachment
 from ._cache import SqliteCache
+from ._defaults import judge_defaults
 from ._judge import LLMJudge
 from ._model import JudgeModel, default_judge_configured, set_default_judge, with_cache
 from ._render import FewShotExample, PromptSource
@@ -30,6 +33,7 @@ __all__ = [
     "StructuredOutputMode",
     "default_judge_configured",
     "extract_json",
+    "judge_defaults",
     "set_default_judge",
     "with_cache",
 ]

@@ -15,20 +15,30 @@ no tool calls), is not stored.
 
 The file is in WAL mode, so readers never wait for a writer, and each thread (of each
 process) has its own connection; a writer waits up to ``busy_timeout`` seconds for another
-process's write. Entries live in a table whose name carries the format version
+process's write. On the event loop (``alookup``, ``aupdate``) a lookup reads the file in
+place, as a key read never waits, and a write is handed to a thread of the cache that stores
+what gathered while it wrote in one transaction: measured, a hop to a worker thread and a
+commit per call cost more CPU than the judge call around them (``benchmarks/bench_experiments.py``).
+Entries still being written answer lookups in this process; a process writes them before it
+exits (``flush``). Entries live in a table whose name carries the format version
 (``llm_cache_v1``): a release that stores replies differently uses a new table, so releases
 sharing a file never read each other's entries.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
 import sqlite3
 import threading
 import warnings
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +90,10 @@ class SqliteCache(BaseCache):
     LangChain consults it before each model call and stores each successful reply, so a
     re-run with the same messages, model and parameters makes no model calls. Give it to a
     judge (``LLMJudge(cache=SqliteCache(path))``), to any chat model (``with_cache(model,
-    cache)``, ``ChatOpenAI(..., cache=cache)``) or to all (``set_llm_cache``). The async
-    methods (``alookup``, ``aupdate``, ``aclear``) are ``BaseCache``'s: they run these in a
-    worker thread, with that thread's connection, so a busy file never blocks the event loop.
+    cache)``, ``ChatOpenAI(..., cache=cache)``) or to all (``set_llm_cache``). ``alookup``
+    reads in place (a read never waits for a writer); ``aupdate`` hands the write to the
+    cache's writer thread and returns, so a busy file never blocks the event loop, and
+    ``flush`` waits for those writes (the process does at exit).
 
     Args:
         path: The database file (relative to the current directory when the cache is
@@ -118,6 +129,12 @@ class SqliteCache(BaseCache):
             )
         self._busy_timeout = busy_timeout
         self._local = threading.local()
+        with _files_lock:
+            shared = _files.get(self.path)
+            if shared is None:
+                shared = _files[self.path] = _File()
+        self._file = shared
+        _open_caches.add(self)
         db = self._db()
         switch_to_wal(db, busy_timeout)
         db.execute(
@@ -151,15 +168,20 @@ class SqliteCache(BaseCache):
         An entry that cannot be read back (written by another version of langchain-core,
         or altered) counts as a miss, with a ``RuntimeWarning``; the reply then replaces it.
         """
-        row = (
-            self._db()
-            .execute(f"SELECT generations FROM {_TABLE} WHERE key = ?", (_key(prompt, llm_string),))
-            .fetchone()
-        )
-        if row is None:
-            return None
+        key = _key(prompt, llm_string)
+        with self._file.changed:
+            text = self._file.pending.get(key)
+        if text is None:
+            row = (
+                self._db()
+                .execute(f"SELECT generations FROM {_TABLE} WHERE key = ?", (key,))
+                .fetchone()
+            )
+            if row is None:
+                return None
+            text = row[0]
         try:
-            return _restore(row[0])
+            return _restore(text)
         except (ValueError, NotImplementedError) as error:
             warnings.warn(
                 f"cache {str(self.path)!r}: an entry cannot be read back ({error}); "
@@ -178,30 +200,91 @@ class SqliteCache(BaseCache):
         process holds the file past ``busy_timeout``, the reply is not stored either, with
         a ``RuntimeWarning``: a cache must not fail a model call that succeeded.
         """
-        if not return_val or not all(_has_reply(generation) for generation in return_val):
+        text = self._storable(return_val)
+        if text is not None:
+            self._store({_key(prompt, llm_string): text})
+
+    async def alookup(self, prompt: str, llm_string: str) -> list[Generation] | None:
+        """``lookup``, in place: a read of one key never waits for a writer."""
+        return self.lookup(prompt, llm_string)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """``update``, written by the cache's writer thread: this returns at once, and the
+        entry answers lookups in this process from then on."""
+        text = self._storable(return_val)
+        if text is None:
             return
+        with self._file.changed:
+            self._file.pending[_key(prompt, llm_string)] = text
+            if self._file.writer is None or not self._file.writer.is_alive():
+                self._file.writer = threading.Thread(
+                    target=self._write_pending, name="SqliteCache writer", daemon=True
+                )
+                self._file.writer.start()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until the writes ``aupdate`` handed over are stored (at most ``timeout``
+        seconds); whether they are."""
+        with self._file.changed:
+            return self._file.changed.wait_for(lambda: not self._file.pending, timeout)
+
+    def _write_pending(self) -> None:
+        """The writer thread: store what is pending, a batch per transaction, until nothing
+        is left."""
+        while True:
+            with self._file.changed:
+                # Kept a moment for the next burst: a new thread opens a new connection.
+                self._file.changed.wait_for(lambda: bool(self._file.pending), _WRITER_IDLE)
+                batch = dict(self._file.pending)
+                if not batch:
+                    self._file.writer = None
+                    return
+            self._store(batch)
+            with self._file.changed:
+                for key, text in batch.items():
+                    if self._file.pending.get(key) is text:
+                        del self._file.pending[key]
+                self._file.changed.notify_all()
+
+    def _storable(self, return_val: Sequence[Generation]) -> str | None:
+        """``return_val`` as stored, or None when it is not to be stored (with a warning
+        when it would not read back)."""
+        if not return_val or not all(_has_reply(generation) for generation in return_val):
+            return None
         text = json.dumps([dumpd(generation) for generation in return_val])
-        try:
-            _restore(text)
-        except (ValueError, NotImplementedError) as error:
+        problem = _unrestorable(json.loads(text))
+        if problem is not None:
             warnings.warn(
                 f"cache {str(self.path)!r}: a reply is not stored because it would not read "
-                f"back ({error})",
+                f"back ({problem})",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
-            return
+            return None
+        return text
+
+    def _store(self, entries: dict[bytes, str]) -> None:
+        """Write ``entries`` in one transaction; a file busy past ``busy_timeout`` is a
+        warning (a cache must not fail a model call that succeeded)."""
+        db = self._db()
         try:
-            self._db().execute(
-                f"INSERT OR REPLACE INTO {_TABLE} (key, generations) VALUES (?, ?)",
-                (_key(prompt, llm_string), text),
-            )
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    f"INSERT OR REPLACE INTO {_TABLE} (key, generations) VALUES (?, ?)",
+                    list(entries.items()),
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
         except sqlite3.OperationalError as error:
             warnings.warn(
-                f"cache {str(self.path)!r}: a reply is not stored ({error}); the next run "
-                "calls the model for it again",
+                f"cache {str(self.path)!r}: {len(entries)} "
+                f"{'reply' if len(entries) == 1 else 'replies'} not stored ({error}); the next "
+                "run calls the model again",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
 
     def clear(self, **kwargs: Any) -> None:
@@ -211,6 +294,7 @@ class SqliteCache(BaseCache):
                 f"SqliteCache.clear() removes every entry and takes no arguments, got "
                 f"{sorted(kwargs)}"
             )
+        self.flush()
         self._db().execute(f"DELETE FROM {_TABLE}")
 
 
@@ -269,6 +353,55 @@ def _has_reply(generation: Generation) -> bool:
     return bool(generation.text)
 
 
+_RESTORABLE_IDS = {tuple(kind.lc_id()) for kind in _RESTORABLE}
+
+_WRITER_IDLE = 1.0
+"""Seconds the writer thread waits for more writes before it ends."""
+
+
+def _unrestorable(value: Any) -> str | None:
+    """Why serialized generations would not read back (an object langchain-core could not
+    serialize, or one ``_restore`` does not build), or None: a walk of the JSON, which costs
+    a fraction of reading it back."""
+    if isinstance(value, list):
+        return next(filter(None, map(_unrestorable, value)), None)
+    if not isinstance(value, dict):
+        return None
+    if value.get("lc") == 1 and "type" in value:
+        ident = tuple(value.get("id") or ())
+        if value["type"] == "not_implemented":
+            return f"{'.'.join(ident)} cannot be serialized"
+        if value["type"] == "constructor" and ident not in _RESTORABLE_IDS:
+            return f"{'.'.join(ident)} is not a generation or an AI message"
+        return _unrestorable(value.get("kwargs", {}))
+    return next(filter(None, map(_unrestorable, value.values())), None)
+
+
+class _File:
+    """What every ``SqliteCache`` on one file in this process shares: the writes ``aupdate``
+    handed over, by key, until the writer thread stored them (so a second cache on the file
+    sees them too), and that thread."""
+
+    def __init__(self) -> None:
+        self.pending: dict[bytes, str] = {}
+        self.changed = threading.Condition()
+        self.writer: threading.Thread | None = None
+
+
+_files: weakref.WeakValueDictionary[Path, _File] = weakref.WeakValueDictionary()
+_files_lock = threading.Lock()
+
+
+def _flush_open_caches() -> None:
+    """At exit: store what ``aupdate`` handed over, waiting each cache's busy timeout."""
+    for cache in list(_open_caches):
+        cache.flush(cache._busy_timeout)
+
+
+_open_caches: weakref.WeakSet[SqliteCache] = weakref.WeakSet()
+atexit.register(_flush_open_caches)
+
+
 def _restore(text: str) -> list[Generation]:
     """The generations stored as ``text``; ``ValueError`` when it is not a list of them."""
     with suppress_langchain_beta_warning():
@@ -278,3 +411,139 @@ def _restore(text: str) -> list[Generation]:
     ):
         raise ValueError(f"expected a list of generations, got {type(generations).__name__}")
     return generations
+
+
+class AcceptedRepliesCache(BaseCache):
+    """``cache``, storing a judge's replies only once the judge has accepted its answer.
+
+    LangChain stores every successful reply, also one the judge then rejects (no JSON, no
+    score): were the repair rejected too, a re-run would get the same replies from the
+    cache and fail the same way, forever. While a judge's conversation with its model runs
+    (``held_writes``), this cache holds back what LangChain stores; the judge stores it all
+    (``store``) when the conversation ends with a reply it accepts, so a re-run replays the
+    conversation whole, repairs included, and drops it when the conversation fails. Outside
+    a judge's conversation, writes go straight through.
+    """
+
+    def __init__(self, cache: BaseCache) -> None:
+        self.cache = cache
+
+    def __repr__(self) -> str:
+        return f"AcceptedRepliesCache({self.cache!r})"
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's entry."""
+        return self.cache.lookup(prompt, llm_string)
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Hold the write back during a judge's call, else write to the wrapped cache."""
+        held = _held.get()
+        if held is None:
+            self.cache.update(prompt, llm_string, return_val)
+        else:
+            held.append(HeldWrite(self.cache, prompt, llm_string, return_val))
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        self.cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's ``alookup``."""
+        return await self.cache.alookup(prompt, llm_string)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Hold the write back during a judge's call, else the wrapped cache's ``aupdate``."""
+        held = _held.get()
+        if held is None:
+            await self.cache.aupdate(prompt, llm_string, return_val)
+        else:
+            held.append(HeldWrite(self.cache, prompt, llm_string, return_val))
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        await self.cache.aclear(**kwargs)
+
+
+class CountingCache(BaseCache):
+    """A cache that counts its lookups answered (``hits``) and not (``misses``: calls the
+    model then made), around another; an experiment reports them after a run."""
+
+    def __init__(self, cache: BaseCache) -> None:
+        self.cache = cache
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CountingCache({self.cache!r})"
+
+    def _count(self, found: Sequence[Generation] | None) -> Sequence[Generation] | None:
+        with self._lock:
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return found
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's entry, counted."""
+        return self._count(self.cache.lookup(prompt, llm_string))
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``update``."""
+        self.cache.update(prompt, llm_string, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        self.cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's ``alookup``, counted."""
+        return self._count(await self.cache.alookup(prompt, llm_string))
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``aupdate``."""
+        await self.cache.aupdate(prompt, llm_string, return_val)
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        await self.cache.aclear(**kwargs)
+
+
+@dataclass(frozen=True)
+class HeldWrite:
+    """A write to ``cache`` held back until the judge accepts a reply."""
+
+    cache: BaseCache
+    prompt: str
+    llm_string: str
+    generations: Sequence[Generation]
+
+
+# The writes held back during the current judge model call (None outside one). A context
+# variable, so concurrent calls (threads, asyncio tasks) each hold their own.
+_held: ContextVar[list[HeldWrite] | None] = ContextVar("judge_cache_held_writes", default=None)
+
+
+@contextmanager
+def held_writes() -> Iterator[list[HeldWrite]]:
+    """Hold back what ``AcceptedRepliesCache`` is asked to store during the block; the list
+    of held writes is given to ``store`` once the judge accepts a reply."""
+    held: list[HeldWrite] = []
+    token = _held.set(held)
+    try:
+        yield held
+    finally:
+        _held.reset(token)
+
+
+def store(held: Sequence[HeldWrite]) -> None:
+    """Make the writes held back during a conversation that ended with an accepted reply."""
+    for write in held:
+        write.cache.update(write.prompt, write.llm_string, write.generations)
+
+
+async def astore(held: Sequence[HeldWrite]) -> None:
+    """The async twin of ``store``."""
+    for write in held:
+        await write.cache.aupdate(write.prompt, write.llm_string, write.generations)

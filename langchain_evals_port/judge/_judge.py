@@ -20,13 +20,13 @@ from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.prompts import PromptText
 
+from ._defaults import current_defaults, judge_model
 from ._model import (
     JudgeModel,
     ResolvedJudge,
     checked_cache,
     checked_model,
     resolve_judge,
-    with_cache,
 )
 from ._render import FewShotExample, PromptSource, Template, build_messages
 from ._structured import (
@@ -92,8 +92,9 @@ class LLMJudge(Evaluator):
             ``reference_outputs`` (e.g. a trajectory prompt with and without a reference).
         cache: A LangChain cache (e.g. ``SqliteCache(path)``) the judge's model calls answer
             from: the judge calls ``with_cache(model, cache)``, so an unchanged re-run makes
-            no model calls, and the model passed in stays uncached. ``None`` (default): the
-            model's own ``cache`` setting.
+            no model calls, and the model passed in stays uncached. Only replies the judge
+            accepts are stored. ``None`` (default): the cache of ``judge_defaults``, if any,
+            else the model's own ``cache`` setting.
 
     Subclasses adapt requests by overriding ``prepare_request`` (called before every
     rendering, for ``invoke``, ``ainvoke`` and ``evaluate_raw`` alike).
@@ -130,9 +131,8 @@ class LLMJudge(Evaluator):
 
     _plan: _Plan = PrivateAttr()
     _plan_without_reference: _Plan | None = PrivateAttr(default=None)
-    _resolved: ResolvedJudge | None = PrivateAttr(default=None)
-    # The model and cache ``_resolved`` was made from.
-    _resolved_from: tuple[Any, BaseCache | None] = PrivateAttr(default=(None, None))
+    # The resolved judge, with the model, cache and ``judge_defaults`` it was made from.
+    _resolved: tuple[tuple[Any, ...], ResolvedJudge] | None = PrivateAttr(default=None)
 
     @field_validator("model")
     @classmethod
@@ -289,16 +289,19 @@ class LLMJudge(Evaluator):
 
     def _judge(self) -> ResolvedJudge:
         # What is fixed about a model (its name, its structured-output runnable, what auto
-        # mode learnt) is worked out once per model and cache; the default judge may change
-        # between evaluations, so it is looked up every time, and a copy of the judge may
-        # have another cache.
+        # mode learnt) is worked out once per model, cache and ``judge_defaults`` scope; the
+        # default judge may change between evaluations, so it is looked up every time, and
+        # a copy of the judge may have another cache.
         model = resolve_judge(self.model)
-        from_model, from_cache = self._resolved_from
-        if self._resolved is None or from_model is not model or from_cache is not self.cache:
-            judged = model if self.cache is None else with_cache(model, self.cache)
-            self._resolved = ResolvedJudge.of(judged, self.structured_output_method)
-            self._resolved_from = (model, self.cache)
-        return self._resolved
+        defaults = current_defaults()
+        key = (model, self.cache, defaults)
+        memo = self._resolved
+        if memo is not None and all(a is b for a, b in zip(memo[0], key, strict=True)):
+            return memo[1]
+        judged = judge_model(model, cache=self.cache, defaults=defaults)
+        resolved = ResolvedJudge.of(judged, self.structured_output_method)
+        self._resolved = (key, resolved)
+        return resolved
 
     def _to_score(self, reply: JudgeReply, judge: ResolvedJudge, started: float) -> Score:
         metadata: dict[str, Any] = {

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -34,7 +34,10 @@ from pydantic import BaseModel
 
 from langchain_evals_port.core.errors import EvaluationFailure, JudgeOutputError
 
+from ._cache import astore, held_writes, store
 from ._model import ResolvedJudge
+
+T = TypeVar("T")
 
 StructuredOutputMode = Literal["auto", "native", "prompted"]
 
@@ -157,34 +160,47 @@ def _prompted(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def run_sync(conversation: Conversation, config: RunnableConfig) -> JudgeReply:
-    """Drive a conversation with ``invoke``."""
-    try:
-        call = next(conversation)
-        while True:
-            try:
-                answer = call.runnable.invoke(call.messages, config)
-            except Exception as error:
-                call = conversation.throw(error)
-            else:
-                call = conversation.send(answer)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+def run_sync(conversation: Generator[ModelCall, Any, T], config: RunnableConfig) -> T:
+    """Drive a conversation with ``invoke``.
+
+    Every model call a judge makes goes through here or ``run_async``. What the judge's
+    cache is asked to store during the conversation is held back (``AcceptedRepliesCache``)
+    and stored only when the conversation ends with a reply it accepts, so a re-run replays
+    it whole (repairs included), while one that ends in an error leaves nothing behind to
+    fail the same way again.
+    """
+    with held_writes() as held:
+        try:
+            call = next(conversation)
+            while True:
+                try:
+                    answer = call.runnable.invoke(call.messages, config)
+                except Exception as error:
+                    call = conversation.throw(error)
+                else:
+                    call = conversation.send(answer)
+        except StopIteration as done:
+            accepted: T = done.value
+    store(held)
+    return accepted
 
 
-async def run_async(conversation: Conversation, config: RunnableConfig) -> JudgeReply:
-    """Drive a conversation with ``ainvoke``."""
-    try:
-        call = next(conversation)
-        while True:
-            try:
-                answer = await call.runnable.ainvoke(call.messages, config)
-            except Exception as error:
-                call = conversation.throw(error)
-            else:
-                call = conversation.send(answer)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+async def run_async(conversation: Generator[ModelCall, Any, T], config: RunnableConfig) -> T:
+    """Drive a conversation with ``ainvoke`` (see ``run_sync``)."""
+    with held_writes() as held:
+        try:
+            call = next(conversation)
+            while True:
+                try:
+                    answer = await call.runnable.ainvoke(call.messages, config)
+                except Exception as error:
+                    call = conversation.throw(error)
+                else:
+                    call = conversation.send(answer)
+        except StopIteration as done:
+            accepted: T = done.value
+    await astore(held)
+    return accepted
 
 
 def extract_json(text: str) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""Reports of evaluation runs, and running many evaluations at once.
+"""Reports of evaluation runs, and the statistics that compare them.
 
 ``EvalReport`` is an ``EvalTracer``: open ``eval_scope(report)`` around a run (or pass
 ``tracer=report``), then ``report.write("evals-report.md")`` for a Markdown table with the
@@ -9,13 +9,9 @@ and a self-contained HTML page with a trend chart per feedback key.
 says how each interval is computed) give every key its mean with a 95 % interval, compare two
 runs case by case, and fail only on a drop outside the noise.
 
-``evaluate_many`` / ``aevaluate_many`` evaluate a list of cases with bounded concurrency,
-results in input order, with a progress counter on a terminal.
-
 This package is not imported by ``import langchain_evals_port``; import it explicitly.
 """
 
-from ._many import aevaluate_many, evaluate_many
 from ._report import SCHEMA_VERSION, EvalReport
 from ._statistics import (
     GateResult,
@@ -37,9 +33,7 @@ __all__ = [
     "KeyStatistics",
     "KeySummary",
     "ReportEntry",
-    "aevaluate_many",
     "compare",
-    "evaluate_many",
     "gate",
     "summarize",
 ]

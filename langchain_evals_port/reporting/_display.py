@@ -1,6 +1,7 @@
-"""Whether and how progress is shown: a rich bar where a person watches, nothing elsewhere.
+"""Whether and how progress is shown: a rich bar where a person watches, nothing elsewhere;
+and the console tables are printed on (``terminal``).
 
-rich itself is imported only when a bar is shown (``_progress.py``).
+rich itself is imported only when a bar or a table is shown (``_progress.py``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ._progress import ProgressBar
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "terminal"]
 
 
 class Progress:
@@ -43,6 +46,16 @@ class Progress:
         """Draw the final state and release the terminal."""
         if self._bar is not None:
             self._bar.close()
+
+
+def terminal() -> Console:
+    """A rich console on standard output: the terminal's width, or 160 columns where the
+    output is not a terminal (a log, a pipe) and ``COLUMNS`` does not say."""
+    from rich.console import Console
+
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return Console()
+    return Console(width=160)
 
 
 def _watched() -> bool:

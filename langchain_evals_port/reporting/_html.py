@@ -6,21 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
+from ._render import html_page
 from ._summary import KeySummary, format_mean
 
 _WIDTH = 320
 _HEIGHT = 120
 _PAD = 12
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; }
-th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-figure { display: inline-block; margin: 0 1rem 1rem 0; }
-polyline { fill: none; stroke: #3366cc; stroke-width: 2; }
-circle { fill: #3366cc; }
-"""
 
 
 def render_html(
@@ -55,14 +46,12 @@ def render_html(
         if case_changes
         else ""
     )
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8" />\n'
-        f"<title>Evaluation report</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+    return html_page(
+        "Evaluation report",
         "<h1>Evaluation report</h1>\n<table>\n"
         "<tr><th>evaluator</th><th>mean score</th><th>n</th><th>change</th>"
         "<th>inconclusive</th><th>failed</th></tr>\n"
-        f"{rows}</table>\n{by_case}<h2>Trends</h2>\n{charts}\n<h2>Results</h2>\n<ul>\n{items}</ul>\n"
-        "</body>\n</html>\n"
+        f"{rows}</table>\n{by_case}<h2>Trends</h2>\n{charts}\n<h2>Results</h2>\n<ul>\n{items}</ul>\n",
     )
 
 

@@ -1,4 +1,4 @@
-"""The progress bar of ``evaluate_many``: rich's, with a count, a rate and an ETA.
+"""The progress bar of an experiment's runs: rich's, with a count, a rate and an ETA.
 
 Imported only when a bar is shown, so rich never costs a quiet run anything.
 """

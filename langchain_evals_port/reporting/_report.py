@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import tempfile
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +15,7 @@ from typing import Any
 from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult
 
 from ._html import render_html
+from ._render import markdown_cell, one_line, write_text
 from ._statistics import KeyComparison, KeyStatistics, compare, summarize
 from ._summary import (
     KeySummary,
@@ -241,14 +241,14 @@ class EvalReport:
         ]
         for key, summary in summaries.items():
             lines.append(
-                f"| {_cell(key)} | {format_mean(summary.mean)} | {summary.count} "
+                f"| {markdown_cell(key)} | {format_mean(summary.mean)} | {summary.count} "
                 f"| {changes[key]} | {summary.inconclusive} | {summary.failed} |"
             )
         if by_case := _case_changes(comparisons):
             lines += ["", "## Changes by case", ""]
-            lines += [f"- {_one_line(line)}" for line in by_case]
+            lines += [f"- {one_line(line)}" for line in by_case]
         lines += ["", "## Results", ""]
-        lines += [f"- {_one_line(describe(entry))}" for entry in self.entries]
+        lines += [f"- {one_line(describe(entry))}" for entry in self.entries]
         return "\n".join(lines) + "\n"
 
     def to_html(
@@ -335,15 +335,15 @@ class EvalReport:
             )
             baseline = None
         current = self.to_json()
-        _write_text(markdown_path, self.to_markdown(baseline))
-        _write_text(json_path, json.dumps(current, indent=2) + "\n")
-        _write_text(markdown_path.with_suffix(".html"), self.to_html(history, baseline))
+        write_text(markdown_path, self.to_markdown(baseline))
+        write_text(json_path, json.dumps(current, indent=2) + "\n")
+        write_text(markdown_path.with_suffix(".html"), self.to_html(history, baseline))
         if history_path is not None:
             kept = [*history, current][-history_limit:]
-            _write_text(Path(history_path), json.dumps(kept, indent=2) + "\n")
+            write_text(Path(history_path), json.dumps(kept, indent=2) + "\n")
         if update_baseline:
             assert baseline_path is not None  # checked above, before anything was written
-            _write_text(Path(baseline_path), json.dumps(current, indent=2) + "\n")
+            write_text(Path(baseline_path), json.dumps(current, indent=2) + "\n")
         return True
 
 
@@ -395,15 +395,6 @@ def _history_means(history: Sequence[Mapping[str, Any]], key: str) -> list[float
     return [means[key] for run in history if key in (means := baseline_means(run))]
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
-
-
-def _one_line(text: str) -> str:
-    # A newline in a judge's reasoning would end the Markdown list item early.
-    return " ".join(text.split())
-
-
 def _read_json(path: Path, what: str, *, warn_if_missing: bool) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
@@ -435,19 +426,3 @@ def _read_history(path: Path) -> list[dict[str, Any]]:
         )
         return []
     return history
-
-
-def _write_text(path: Path, text: str) -> None:
-    # Write-then-rename, so a run killed mid-write leaves the previous file intact rather
-    # than a truncated baseline or history for the next run to trip over.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
-    ) as handle:
-        handle.write(text)
-    # Temporary files are private (0600); a report is an ordinary file, readable as the
-    # umask allows.
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(handle.name, 0o666 & ~umask)
-    os.replace(handle.name, path)

@@ -11,6 +11,8 @@ from typing import Literal
 
 from langchain_evals_port.core import EvaluatorResult
 
+from ._render import figure
+
 CONFIDENCE = 0.95
 """The confidence level of every interval."""
 
@@ -22,12 +24,6 @@ Method = Literal["wilson", "t", "clustered t"]
 
 Verdict = Literal["worse", "better", "no detectable change"]
 """What a comparison concludes: worse or better only when the interval excludes 0."""
-
-
-def _figure(value: float, *, signed: bool = False) -> str:
-    # Rounded first so that -0.0004 reads 0.000, not -0.000.
-    rounded = round(value, 3) + 0.0
-    return f"{rounded:+.3f}" if signed else f"{rounded:.3f}"
 
 
 @dataclass(frozen=True)
@@ -47,7 +43,7 @@ class Interval:
 
     def format(self, *, signed: bool = False) -> str:
         """``[low, high]`` with three decimals; ``signed`` adds ``+`` to positive bounds."""
-        return f"[{_figure(self.low, signed=signed)}, {_figure(self.high, signed=signed)}]"
+        return f"[{figure(self.low, signed=signed)}, {figure(self.high, signed=signed)}]"
 
 
 @dataclass(frozen=True)
@@ -87,8 +83,8 @@ class KeyStatistics:
         if self.mean is None:
             return "—"
         if self.interval is None:
-            return _figure(self.mean)
-        return f"{_figure(self.mean)} {self.interval}"
+            return figure(self.mean)
+        return f"{figure(self.mean)} {self.interval}"
 
 
 @dataclass(frozen=True)
@@ -130,7 +126,7 @@ class KeyComparison:
     def __str__(self) -> str:
         if self.difference is None:
             return "no shared cases"
-        change = _figure(self.difference, signed=True)
+        change = figure(self.difference, signed=True)
         if self.interval is None:
             return f"{change} (one shared case, no interval)"
         return f"{change} {self.interval.format(signed=True)} {self.verdict}"
@@ -148,7 +144,7 @@ class KeyComparison:
 
         def changed(cases: tuple[str, ...]) -> str:
             return ", ".join(
-                f"{case} ({_figure(self._case_difference(case), signed=True)})" for case in cases
+                f"{case} ({figure(self._case_difference(case), signed=True)})" for case in cases
             )
 
         parts = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -185,6 +186,47 @@ def test_concurrency_is_bounded() -> None:
     result = run_experiment(slow, many, [ExactMatch()], max_concurrency=3, progress=False)
     assert len(result.runs) == 20
     assert peak == 3
+
+
+class InFlight:
+    """Counts calls running at once, on any thread, and remembers the peak."""
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with self._lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *_: object) -> None:
+        with self._lock:
+            self.now -= 1
+
+
+def test_concurrency_is_bounded_for_sync_targets_and_evaluators_on_threads() -> None:
+    targets, evaluators = InFlight(), InFlight()
+
+    def slow(inputs: dict[str, int]) -> int:
+        with targets:
+            time.sleep(0.02)
+            return inputs["n"]
+
+    @evaluator(feedback_key="echo")
+    def echo(outputs: int) -> float:
+        with evaluators:
+            time.sleep(0.01 * (outputs % 3))  # runs finish out of order
+            return float(outputs)
+
+    many = Dataset.from_records([{"id": f"c{i}", "inputs": {"n": i}} for i in range(40)])
+    result = run_experiment(slow, many, [echo], max_concurrency=4, progress=False)
+    assert [(run.case.id, run.results[0].score) for run in result.runs] == [
+        (f"c{i}", float(i)) for i in range(40)
+    ]
+    assert targets.peak == 4
+    assert 1 <= evaluators.peak <= 4
 
 
 @pytest.mark.parametrize(

@@ -187,15 +187,22 @@ async def test_an_update_waiting_for_a_busy_file_does_not_block_the_event_loop(p
     with closing(sqlite3.connect(path, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")  # another connection holds the write lock
         ticker = asyncio.create_task(tick())
-        update = asyncio.create_task(cache.aupdate("p", "m", chat("a")))
+        await asyncio.wait_for(cache.aupdate("p", "m", chat("a")), timeout=0.1)
+        # Handed to the writer thread: this process has it (another cache on the file too),
+        # the file not yet.
+        assert await cache.alookup("p", "m") == chat("a")
+        assert SqliteCache(path).lookup("p", "m") == chat("a")
+        with closing(sqlite3.connect(path)) as db:
+            assert db.execute("SELECT COUNT(*) FROM llm_cache_v1").fetchone() == (0,)
         await asyncio.sleep(0.3)
-        assert not update.done(), "the update did not wait for the write lock"
         assert ticks >= 10, f"the event loop ticked only {ticks} times in 0.3 s"
+        assert not cache.flush(timeout=0), "the write did not wait for the write lock"
         writer.execute("COMMIT")
-    await asyncio.wait_for(update, timeout=10)
+    assert await asyncio.to_thread(cache.flush, 10)
     ticker.cancel()
 
-    assert await cache.alookup("p", "m") == chat("a")
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT COUNT(*) FROM llm_cache_v1").fetchone() == (1,)
 
 
 def test_a_write_that_times_out_is_a_warning_and_the_call_still_succeeds(path):
@@ -204,7 +211,7 @@ def test_a_write_that_times_out_is_a_warning_and_the_call_still_succeeds(path):
 
     with closing(sqlite3.connect(path, isolation_level=None)) as writer:
         writer.execute("BEGIN IMMEDIATE")
-        with pytest.warns(RuntimeWarning, match="a reply is not stored .*database is locked"):
+        with pytest.warns(RuntimeWarning, match="1 reply not stored .*database is locked"):
             reply = model.invoke("Capital of France?")
         writer.execute("ROLLBACK")
 

@@ -3,12 +3,14 @@
 ``Ledger`` is the protocol; ``InMemoryLedger`` (tests, short runs), ``SqliteLedger`` (one file,
 the default) and ``PostgresLedger`` (a shared database) implement it, and ``open_ledger``
 picks one from a path or DSN. Each of them also keeps durable evaluations' LangGraph
-checkpoints on its own storage (``SupportsCheckpoints``).
+checkpoints on its own storage (``SupportsCheckpoints``), and the SQL ledgers keep the
+experiments of ``langchain_evals_port.experiments`` (``ExperimentRuns``).
 ``langchain_evals_port.runtime.ledger.contract`` holds the tests every ledger passes, for a
 ledger of your own to run too.
 """
 
 from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
+from ._experiment_runs import ExperimentRow, ExperimentRuns, RunClaim, RunRow, RunWrite
 from ._export import export_jsonl
 from ._memory import InMemoryLedger
 from ._open import open_ledger
@@ -17,15 +19,22 @@ from ._open import open_ledger
 # ``PostgresLedger`` is created, so this package imports without it.
 from ._postgres import PostgresLedger
 from ._protocol import Ledger, SupportsCheckpoints
+from ._sql import SqlLedger
 from ._sqlite import SqliteLedger
 
 __all__ = [
     "CheckpointerUnavailableError",
+    "ExperimentRow",
+    "ExperimentRuns",
     "InMemoryLedger",
     "InteractionNotFoundError",
     "Ledger",
     "LedgerSchemaError",
     "PostgresLedger",
+    "RunClaim",
+    "RunRow",
+    "RunWrite",
+    "SqlLedger",
     "SqliteLedger",
     "SupportsCheckpoints",
     "export_jsonl",

@@ -194,6 +194,36 @@ ALTER TABLE ledger_evaluations RENAME COLUMN timestamp TO evaluated_at;
 ALTER TABLE work RENAME TO ledger_work
 """
 
+# Experiments (``langchain_evals_port.experiments``): one row per experiment, one per run of
+# a case (a case and a trial). A run is claimed like a work unit (a worker, a fencing token, a
+# lease) until its record is written; ``work`` is what the run needs (its case, and its
+# output once the target returned or, for a rescore, the stored one), ``record`` its results.
+# Claims read the unfinished runs in order from an index of those alone.
+_EXPERIMENT_TABLES = """
+CREATE TABLE IF NOT EXISTS ledger_experiments (
+    name text PRIMARY KEY,
+    created_at double precision NOT NULL,
+    record json NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ledger_experiment_runs (
+    experiment text NOT NULL,
+    case_id text NOT NULL,
+    trial integer NOT NULL,
+    position integer NOT NULL,
+    work json NOT NULL,
+    worker text,
+    token bigint NOT NULL DEFAULT 0,
+    lease_until double precision,
+    finished_at double precision,
+    record json,
+    PRIMARY KEY (experiment, case_id, trial)
+);
+CREATE INDEX IF NOT EXISTS ledger_experiment_runs_in_order
+    ON ledger_experiment_runs (experiment, position, trial);
+CREATE INDEX IF NOT EXISTS ledger_experiment_runs_unfinished
+    ON ledger_experiment_runs (experiment, position, trial) WHERE finished_at IS NULL
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "the table of applied versions",
@@ -208,4 +238,5 @@ MIGRATIONS: tuple[Migration, ...] = (
         "an evaluation record holds a list of core results instead of one outcome",
         rewrite_evaluations=outcome_to_results,
     ),
+    Migration("experiments and their runs", _EXPERIMENT_TABLES),
 )

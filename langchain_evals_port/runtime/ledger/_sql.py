@@ -34,6 +34,7 @@ from langchain_evals_port.runtime._records import (
 )
 
 from ._errors import InteractionNotFoundError, LedgerSchemaError
+from ._experiment_runs import ExperimentRuns
 from ._migrations import MIGRATIONS, Migration
 from ._pages import check_limit, decode_cursor, epoch, page_of
 from ._queue import check_completion, check_lease, released_unit, resumed_unit
@@ -58,9 +59,10 @@ class Session(Protocol):
         """Run one statement for each of ``rows``; the rows they changed in all."""
 
 
-class SqlLedger(ABC):
+class SqlLedger(ExperimentRuns, ABC):
     """The part of the SQLite and PostgreSQL ledgers written once: the schema (brought to
-    this release's version by ``setup()``), the records and queries, and the work queue.
+    this release's version by ``setup()``), the records and queries, the work queue, and the
+    experiment tables (``ExperimentRuns``).
 
     A backend supplies its connections (``_connect``, ``_transaction``), the SQL fragments
     below, ``record_interaction``, ``enqueue`` and ``close``.
@@ -103,7 +105,7 @@ class SqlLedger(ABC):
         with self._connect() as session:
             return session.change(sql, parameters)
 
-    def _lock_schema(self, tx: Session) -> None:  # noqa: B027 (optional: a hook, not abstract)
+    def _lock_schema(self, tx: Session) -> None:
         """Make ledgers that set up the same storage at once take turns (the transaction
         alone does it here)."""
 

@@ -1,4 +1,5 @@
-"""PostgreSQL for the runtime tests: the server named by ``LANGCHAIN_EVALS_PG_DSN``.
+"""PostgreSQL for the tests (ledgers, workers, experiment stores): the server named by
+``LANGCHAIN_EVALS_PG_DSN``.
 
 ``scripts/test.sh`` starts a throwaway server and sets the variable when it can. Without it
 the PostgreSQL tests skip, loudly — and fail under ``CI=true``, so a skipped service suite

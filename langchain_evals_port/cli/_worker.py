@@ -1,5 +1,6 @@
-"""The ``langchain-evals`` command line (``langchain-evals worker --config evals.yaml
---evaluators mypackage.evals:EVALUATORS --ledger postgresql://...``).
+"""``langchain-evals worker``: a process running the evaluations an application queues in
+its ledger (``--config evals.yaml --evaluators mypackage.evals:EVALUATORS --ledger
+postgresql://...``), or sharing an experiment's cases (``--experiment NAME --store URL``).
 
 What a worker does is told once, in its help text (``_WORKER``): plain text, because argparse
 prints it as written.
@@ -13,12 +14,10 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-import langchain_evals_port
-
-__all__ = ["load_evaluators", "main"]
+__all__ = ["add_worker", "load_evaluators", "run_worker"]
 
 logger = logging.getLogger("langchain_evals_port.worker")
 
@@ -60,32 +59,29 @@ def load_evaluators(spec: str) -> Mapping[str, Any]:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="langchain-evals",
-        description="Online evaluation with langchain-evals-port: run the evaluations an "
-        "application queues in its ledger.",
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"%(prog)s {langchain_evals_port.__version__}"
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
+def add_worker(commands: Any) -> None:
+    """The ``worker`` command's arguments (on ``commands``, argparse's subparsers)."""
     worker = commands.add_parser(
-        "worker", help="run evaluations from a shared ledger", description=_WORKER
+        "worker",
+        help="run evaluations (or an experiment's cases) from shared storage",
+        description=_WORKER,
     )
     worker.add_argument(
         "--config",
         action="append",
-        required=True,
         help="a YAML or TOML configuration file; repeat to layer overrides over the base",
     )
     worker.add_argument(
-        "--evaluators",
-        required=True,
-        help="module:ATTRIBUTE naming the mapping of configuration id to evaluator",
+        "--evaluators", help="module:ATTRIBUTE naming the mapping of configuration id to evaluator"
+    )
+    worker.add_argument("--ledger", help="a postgresql:// DSN or the path of a SQLite file")
+    worker.add_argument(
+        "--experiment",
+        help="instead: run this experiment's unfinished cases, shared with the processes "
+        "already on it, until none is left (with --store)",
     )
     worker.add_argument(
-        "--ledger", required=True, help="a postgresql:// DSN or the path of a SQLite file"
+        "--store", help="with --experiment: the experiment store (a postgresql:// DSN or a path)"
     )
     worker.add_argument("--concurrency", type=int, default=8, help="evaluations at once")
     worker.add_argument("--lease-seconds", type=float, default=5.0, help="lease on a claim")
@@ -93,12 +89,19 @@ def _parser() -> argparse.ArgumentParser:
         "--grace", type=float, default=30.0, help="seconds running evaluations get to finish"
     )
     worker.add_argument("--worker-id", help="names this worker's claims")
-    return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; the process exit status."""
-    args = _parser().parse_args(argv)
+def run_worker(args: argparse.Namespace) -> int:
+    """The ``worker`` command: the process exit status."""
+    given = {"--config": args.config, "--evaluators": args.evaluators, "--ledger": args.ledger}
+    missing = [option for option, value in given.items() if not value]
+    if missing:
+        print(
+            f"langchain-evals worker: {', '.join(missing)} required (or --experiment NAME "
+            "--store URL to work on an experiment)",
+            file=sys.stderr,
+        )
+        return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     from langchain_evals_port.core.errors import EvalsError
     from langchain_evals_port.runtime import EvaluationRuntime, open_ledger
@@ -131,7 +134,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     ledger.close()
     logger.info("worker stopped")
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover - ``python -m langchain_evals_port.cli``
-    sys.exit(main())

@@ -1,0 +1,42 @@
+"""The ``langchain-evals`` command line.
+
+Experiments (``run``, ``compare``, ``experiments``, ``rescore``: ``_experiments``) and the
+online runtime's ``worker`` (``_worker``), which also shares an experiment's cases with
+``--experiment``. Each command imports what it needs when it runs, so ``--help`` is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+import langchain_evals_port
+
+from ._experiments import add_experiment_commands, run_command
+from ._worker import add_worker, load_evaluators, run_worker
+
+__all__ = ["load_evaluators", "main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="langchain-evals",
+        description="Evaluate LangChain and LangGraph applications with langchain-evals-port: "
+        "run experiments over datasets and compare them, or run the evaluations an "
+        "application queues in its ledger.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {langchain_evals_port.__version__}"
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_experiment_commands(commands)
+    add_worker(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; the process exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "worker" and args.experiment is None:
+        return run_worker(args)
+    return run_command(args)

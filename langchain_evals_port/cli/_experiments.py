@@ -1,0 +1,287 @@
+"""The experiment commands: ``run``, ``compare``, ``experiments``, ``rescore``, and
+``worker --experiment``.
+
+``run`` and ``rescore`` print a summary table compared with the previous experiment of the
+same target (or ``--baseline``); ``compare`` exits with 1 when an evaluator got worse by more
+than ``--fail-if-worse`` outside the noise, for CI. Targets and evaluators are ``module:attr``
+names imported with the working directory on ``sys.path``, as ``python -m`` would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from langsmith.utils import LangSmithError
+
+__all__ = ["add_experiment_commands", "run_command"]
+
+_STORE_HELP = (
+    "the experiment store: a postgresql:// DSN or a SQLite file "
+    "(default: .langchain-evals/experiments.db)"
+)
+
+
+def add_experiment_commands(commands: Any) -> None:
+    """The experiment commands' arguments (on ``commands``, argparse's subparsers)."""
+    run = commands.add_parser(
+        "run",
+        help="run an application over a dataset and score it",
+        description="Run the target on every case of DATA, score each output with the "
+        "evaluators, keep everything in the store as it finishes (run it again with the same "
+        "--name to resume), and print a summary compared with the previous experiment of the "
+        "same target.",
+    )
+    run.add_argument("data", help="a .jsonl, .csv or .json file, or a LangSmith dataset's name")
+    run.add_argument("--target", required=True, help="module:attr of the application")
+    _evaluators_argument(run)
+    run.add_argument("--name", help="the experiment's name (default: the target's, numbered)")
+    run.add_argument("--trials", type=int, default=1, help="runs of each case (default 1)")
+    _run_options(run)
+    run.add_argument(
+        "--langsmith", action="store_true", help="also upload the experiment to LangSmith"
+    )
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare two experiments; exit 1 on a regression",
+        description="Compare experiment CANDIDATE with BASELINE case by case: per evaluator "
+        "the paired difference with its 95%% interval and the cases that got worse or better. "
+        "Exits with 1 when an evaluator dropped by more than --fail-if-worse outside the "
+        "noise.",
+    )
+    compare.add_argument("baseline", help="the experiment compared against")
+    compare.add_argument("candidate", help="the experiment compared")
+    compare.add_argument(
+        "--fail-if-worse",
+        type=float,
+        default=0.0,
+        metavar="DELTA",
+        help="the largest drop let through (0.05: five points of a pass rate; default 0)",
+    )
+    compare.add_argument("--store", help=_STORE_HELP)
+
+    listing = commands.add_parser("experiments", help="list the experiments in the store")
+    listing.add_argument("--store", help=_STORE_HELP)
+
+    rescore = commands.add_parser(
+        "rescore",
+        help="score a stored experiment's outputs again, without running its target",
+        description="Score the stored outputs of EXPERIMENT with the evaluators as a new "
+        "experiment, without running the target (change a judge prompt, then compare).",
+    )
+    rescore.add_argument("experiment", help="the experiment whose outputs are scored")
+    _evaluators_argument(rescore)
+    rescore.add_argument("--name", help="the new experiment's name (default: numbered)")
+    _run_options(rescore)
+
+
+def _evaluators_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--evaluators", required=True, help="module:ATTR naming a list of evaluators"
+    )
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--concurrency", type=int, default=8, help="cases run at once (default 8)")
+    parser.add_argument("--store", help=_STORE_HELP)
+    parser.add_argument("--report", metavar="DIR", help="write report.md, .json and .html here")
+    parser.add_argument(
+        "--baseline", help="the experiment to compare with (default: the previous one)"
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="ask the judges again rather than the cache"
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the experiment command ``args`` names; the process exit status."""
+    from langchain_evals_port.core.errors import EvalsError
+
+    # Targets and evaluators are the user's modules: import them as ``python -m`` would.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    # SIGTERM stops like Ctrl-C: running cases are cancelled and their claims handed back.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command == "rescore":
+            return _rescore(args)
+        if args.command == "compare":
+            return _compare(args)
+        if args.command == "experiments":
+            return _list(args)
+        return _work(args)
+    except KeyboardInterrupt:
+        print(f"langchain-evals {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except (EvalsError, OSError, ValueError, sqlite3.Error, LangSmithError) as error:
+        # Usage, files, stores and DSNs, LangSmith: a message, never a traceback.
+        print(f"langchain-evals {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _run(args: argparse.Namespace) -> int:
+    from langchain_evals_port.experiments import (
+        Dataset,
+        ExperimentStore,
+        arun_experiment,
+        upload_to_langsmith,
+    )
+
+    dataset = Dataset.load(args.data)
+    with ExperimentStore(args.store) as store:
+        if args.baseline is not None:
+            store.info(args.baseline)  # a misspelt baseline is an error before the run
+        result = asyncio.run(
+            arun_experiment(
+                args.target,
+                dataset,
+                args.evaluators,
+                name=args.name,
+                trials=args.trials,
+                max_concurrency=args.concurrency,
+                store=store,
+                cache=False if args.no_cache else None,
+            )
+        )
+        _summarize(store, result, args)
+    if args.langsmith:
+        # After the summary: an upload that fails loses nothing, and says why (exit 2).
+        print(f"LangSmith: {upload_to_langsmith(result)}")
+    return 0
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    from langchain_evals_port.experiments import ExperimentStore, arescore
+
+    with ExperimentStore(args.store) as store:
+        if args.baseline is not None:
+            store.info(args.baseline)
+        result = asyncio.run(
+            arescore(
+                args.experiment,
+                args.evaluators,
+                name=args.name,
+                max_concurrency=args.concurrency,
+                store=store,
+                cache=False if args.no_cache else None,
+            )
+        )
+        args.baseline = args.baseline or args.experiment
+        _summarize(store, result, args)
+    return 0
+
+
+def _summarize(store: Any, result: Any, args: argparse.Namespace) -> None:
+    """The summary table (against the baseline) and, with ``--report``, the report files."""
+    from langchain_evals_port.experiments import print_summary, write_report
+
+    name = args.baseline
+    if name is None:
+        previous = store.latest_before(result.name)
+        name = None if previous is None else previous.name
+    baseline = None if name is None else store.load(name)
+    compared = f", compared with {baseline.name}" if baseline else ""
+    cache = result.judge_cache
+    judged = (
+        f"; judge calls: {cache.misses} made, {cache.hits} answered from the cache"
+        if cache is not None and cache.hits + cache.misses
+        else ""
+    )
+    print(f"Experiment {result.name}: {len(result.runs)} runs{compared}{judged}")
+    print_summary(result, baseline=baseline)
+    if args.report:
+        for path in write_report(result, Path(args.report), baseline=baseline):
+            print(f"wrote {path}")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from langchain_evals_port.experiments import ExperimentStore, print_comparison
+    from langchain_evals_port.reporting import gate
+
+    with ExperimentStore(args.store) as store:
+        baseline = store.load(args.baseline)
+        candidate = store.load(args.candidate)
+    print_comparison(candidate, baseline)
+    comparisons = candidate.compare(baseline)
+    if comparisons and not any(comparison.shared for comparison in comparisons.values()):
+        print(
+            f"langchain-evals compare: {args.baseline} and {args.candidate} share no cases; "
+            "compare experiments of one dataset",
+            file=sys.stderr,
+        )
+        return 2
+    gates = [gate(comparison, args.fail_if_worse) for comparison in comparisons.values()]
+    failed = [str(result) for result in gates if not result.passed]
+    # An evaluator the candidate lost is a regression a gate must not wave through.
+    failed += [
+        f"{key}: in {args.baseline}, missing from {args.candidate}"
+        for key in baseline.statistics()
+        if key not in comparisons
+    ]
+    for reason in failed:
+        print(f"regression: {reason}")
+    return 1 if failed else 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from langchain_evals_port.experiments import ExperimentStore
+    from langchain_evals_port.reporting._display import terminal
+
+    with ExperimentStore(args.store) as store:
+        listing = store.experiments()
+    table = Table("experiment", "target", "cases", "trials", "finished", "evaluators", "started")
+    for summary in listing:
+        info = summary.info
+        table.add_row(
+            info.name,
+            info.target if info.rescored_from is None else f"rescore of {info.rescored_from}",
+            str(info.cases),
+            str(info.trials),
+            f"{summary.finished}/{summary.runs}",
+            ", ".join(info.evaluators),
+            info.created_at.strftime("%Y-%m-%d %H:%M"),
+        )
+    terminal().print(table)
+    return 0
+
+
+def _work(args: argparse.Namespace) -> int:
+    from langchain_evals_port.experiments import awork_on
+
+    ledger_options = ("config", "evaluators", "ledger", "lease_seconds", "grace", "worker_id")
+    given = [f"--{option.replace('_', '-')}" for option in ledger_options if _given(args, option)]
+    if given:
+        print(
+            f"langchain-evals worker: {', '.join(given)} apply to a ledger's evaluations, not "
+            "to --experiment (which takes --store and --concurrency)",
+            file=sys.stderr,
+        )
+        return 2
+
+    finished = asyncio.run(
+        awork_on(args.experiment, store=args.store, max_concurrency=args.concurrency)
+    )
+    print(f"worker: finished {finished} runs of {args.experiment}")
+    return 0
+
+
+def _given(args: argparse.Namespace, option: str) -> bool:
+    """Whether ``option`` was given on the command line (its value is not the default)."""
+    defaults = {"lease_seconds": 5.0, "grace": 30.0}
+    value = getattr(args, option)
+    return value is not None and value != defaults.get(option)

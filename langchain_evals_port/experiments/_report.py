@@ -1,0 +1,614 @@
+"""Reports of an experiment: Markdown, JSON and HTML files, and a table on the terminal.
+
+``write_report`` writes ``report.md``, ``report.json`` and ``report.html``: each feedback key's
+figures (mean or pass rate with its 95 % interval, ``n``, inconclusive and failed counts), the
+comparison with a baseline experiment when one is given, and a row per run of a case (inputs,
+outputs or the target's error, latency, tokens, every evaluator's score or outcome with its
+reasoning). ``print_summary`` and ``print_comparison`` print the figures as a rich table, plain
+text when the output is not a terminal. Every figure reads as ``reporting.statistics`` renders
+it, so the files, the terminal and the pytest plugin's reports agree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic_core import to_jsonable_python
+
+from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.reporting import KeyComparison, KeyStatistics
+from langchain_evals_port.reporting._display import terminal
+from langchain_evals_port.reporting._render import (
+    figure,
+    html_page,
+    markdown_cell,
+    one_line,
+    shorten,
+    write_text,
+)
+
+from ._result import CaseResult, ExperimentResult
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+__all__ = ["REPORT_SCHEMA_VERSION", "print_comparison", "print_summary", "write_report"]
+
+REPORT_SCHEMA_VERSION = 1
+"""The ``schema_version`` of ``report.json``; it changes only when a reader would break."""
+
+# Inputs and outputs in a Markdown or HTML cell, and a reasoning in a Markdown cell; the JSON
+# has them in full, and the HTML page opens a cut text on a click (up to _HTML_FULL).
+_CELL_LIMIT = 120
+_REASONING_LIMIT = 300
+_HTML_FULL = 20_000
+
+_NOTE = (
+    "n counts the cases with a verdict; a case run several times scores the mean of its "
+    "trials, and the intervals are clustered by case."
+)
+
+_STYLE = """
+td.text { text-align: left; max-width: 32rem; overflow-wrap: anywhere; }
+pre { white-space: pre-wrap; margin: 0.3rem 0 0; }
+.error { color: #b00020; }
+.reasoning { display: block; color: #555; font-size: 0.9em; }
+"""
+
+
+def write_report(
+    result: ExperimentResult,
+    directory: str | os.PathLike[str],
+    *,
+    baseline: ExperimentResult | None = None,
+) -> list[Path]:
+    """Write ``report.md``, ``report.json`` and ``report.html`` of ``result`` into ``directory``.
+
+    Each file holds the experiment's name, every feedback key's figures (mean or pass rate
+    with its 95 % interval, ``n``, inconclusive and failed counts), the comparison with
+    ``baseline`` when given (the paired difference with its interval, the verdict, the cases
+    that got worse or better), and one row per run: case id, trial, inputs, outputs (cut
+    short in Markdown and HTML, whole in JSON), the target's error if it raised, latency,
+    tokens, and each evaluator's score or outcome with its reasoning. ``report.json`` is plain
+    JSON with a ``schema_version``; values JSON cannot hold are written as their ``str()``.
+    The HTML page is self-contained and escapes everything it shows.
+
+    Args:
+        result: The experiment to report.
+        directory: Where the files go (created if missing; existing reports are replaced).
+        baseline: An earlier experiment to compare with, case by case.
+
+    Returns:
+        The paths written: Markdown, JSON, HTML.
+
+    Example:
+        >>> import json, tempfile
+        >>> from langchain_evals_port import ExactMatch
+        >>> from langchain_evals_port.experiments import Dataset, run_experiment
+        >>> dataset = Dataset.from_records([{"inputs": {"q": "2 + 2"}, "reference_outputs": "4"}])
+        >>> result = run_experiment(lambda inputs: "4", dataset, [ExactMatch()], store=False)
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     paths = write_report(result, folder)
+        ...     data = json.loads(paths[1].read_text())
+        >>> [path.name for path in paths], data["keys"]["exact_match"]["mean"]
+        (['report.md', 'report.json', 'report.html'], 1.0)
+    """
+    folder = Path(directory)
+    statistics = result.statistics()
+    comparisons = result.compare(baseline) if baseline is not None else None
+    view = _View(result, statistics, baseline, comparisons)
+    paths = [folder / "report.md", folder / "report.json", folder / "report.html"]
+    write_text(paths[0], _markdown(view))
+    data = _json(view)
+    write_text(paths[1], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_text(paths[2], _html(view))
+    return paths
+
+
+def print_summary(
+    result: ExperimentResult,
+    *,
+    baseline: ExperimentResult | None = None,
+    console: Console | None = None,
+) -> None:
+    """Print a table of ``result``'s figures: one row per feedback key.
+
+    Each row has the mean or pass rate, its 95 % interval, ``n`` (cases with a verdict) and
+    the inconclusive and failed counts; with a ``baseline``, also the paired change, its
+    interval and the verdict, and the cases that changed are listed under the table.
+
+    Args:
+        result: The experiment to summarise.
+        baseline: An earlier experiment to compare with, case by case.
+        console: Where to print (default: a ``rich.console.Console`` on standard output,
+            plain text when that is not a terminal).
+
+    Example:
+        >>> import io
+        >>> from rich.console import Console
+        >>> from langchain_evals_port import ExactMatch
+        >>> from langchain_evals_port.experiments import Dataset, run_experiment
+        >>> dataset = Dataset.from_records([{"inputs": {"q": "2 + 2"}, "reference_outputs": "4"}])
+        >>> result = run_experiment(lambda inputs: "4", dataset, [ExactMatch()], store=False)
+        >>> out = Console(file=io.StringIO(), width=100)
+        >>> print_summary(result, console=out)
+        >>> "exact_match" in out.file.getvalue()
+        True
+    """
+    from rich.text import Text
+
+    out = _console(console)
+    statistics = result.statistics()
+    comparisons = result.compare(baseline) if baseline is not None else {}
+    title = f"{result.name} against {baseline.name}" if baseline is not None else result.name
+    table = _table(title)
+    table.add_column("key", no_wrap=True)
+    table.add_column("measure", no_wrap=True)
+    table.add_column("score [95 % interval]", justify="right", no_wrap=True)
+    for header in ("n", "inconclusive", "failed"):
+        table.add_column(header, justify="right", no_wrap=True)
+    if baseline is not None:
+        table.add_column("change [95 % interval]", justify="right", no_wrap=True)
+        table.add_column("verdict", min_width=len("no detectable change"))
+    for key, figures in statistics.items():
+        row = [key, figures.kind, str(figures), str(figures.cases)]
+        row += [str(figures.inconclusive), str(figures.failed)]
+        if baseline is not None:
+            comparison = comparisons.get(key)
+            row += _terminal_change(comparison) if comparison else ["—", "not in the baseline"]
+        table.add_row(*(Text(cell) for cell in row))
+    out.print(table)
+    if baseline is not None:
+        for line in _comparison_notes(comparisons, statistics, baseline.statistics()):
+            out.print(Text(line))
+
+
+def print_comparison(
+    result: ExperimentResult, baseline: ExperimentResult, *, console: Console | None = None
+) -> None:
+    """Print how ``result`` compares with ``baseline``: one row per feedback key of both.
+
+    Each row has both sides' figures, the paired change with its 95 % interval, the verdict
+    (``worse`` or ``better`` only outside the noise) and how many cases were paired; the cases
+    that got worse or better, and keys of one side only, are listed under the table.
+
+    Args:
+        result: The experiment to judge (the candidate).
+        baseline: The earlier experiment.
+        console: Where to print (default: a ``rich.console.Console`` on standard output,
+            plain text when that is not a terminal).
+
+    Example:
+        >>> import io
+        >>> from rich.console import Console
+        >>> from langchain_evals_port import ExactMatch
+        >>> from langchain_evals_port.experiments import Dataset, run_experiment
+        >>> dataset = Dataset.from_records(
+        ...     [{"id": f"c{n}", "inputs": {"n": n}, "reference_outputs": "ok"} for n in range(4)]
+        ... )
+        >>> def run(app, name):
+        ...     return run_experiment(app, dataset, [ExactMatch()], name=name, store=False)
+        >>> before = run(lambda inputs: "ok", "before")
+        >>> after = run(lambda inputs: "ok" if inputs["n"] < 2 else "?", "after")
+        >>> out = Console(file=io.StringIO(), width=100)
+        >>> print_comparison(after, before, console=out)
+        >>> print(out.file.getvalue().splitlines()[-1])
+        exact_match: worse: c2 (-1.000), c3 (-1.000)
+    """
+    from rich.text import Text
+
+    out = _console(console)
+    comparisons = result.compare(baseline)
+    table = _table(f"{result.name} against {baseline.name}")
+    table.add_column("key", no_wrap=True)
+    table.add_column(f"baseline: {baseline.name}", justify="right", no_wrap=True)
+    table.add_column(result.name, justify="right", no_wrap=True)
+    table.add_column("change [95 % interval]", justify="right", no_wrap=True)
+    table.add_column("verdict", min_width=len("no detectable change"))
+    table.add_column("shared cases", justify="right", no_wrap=True)
+    for key, comparison in comparisons.items():
+        cells = [key, str(comparison.baseline), str(comparison.candidate)]
+        cells += [*_terminal_change(comparison), str(comparison.shared)]
+        table.add_row(*(Text(cell) for cell in cells))
+    out.print(table)
+    for line in _comparison_notes(comparisons, result.statistics(), baseline.statistics()):
+        out.print(Text(line))
+
+
+def _table(title: str) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    # Names are shown as they are: a "[" in one is text, not rich markup.
+    return Table(
+        title=Text(title),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+
+
+def _terminal_change(comparison: KeyComparison) -> list[str]:
+    """change with its interval, verdict."""
+    change, interval, verdict = _change_cells(comparison)
+    return [change if interval == "—" else f"{change} {interval}", verdict]
+
+
+# --- what every rendering shows ------------------------------------------------------------
+
+
+class _View:
+    """An experiment with its figures, computed once for the three files."""
+
+    def __init__(
+        self,
+        result: ExperimentResult,
+        statistics: dict[str, KeyStatistics],
+        baseline: ExperimentResult | None,
+        comparisons: dict[str, KeyComparison] | None,
+    ) -> None:
+        self.result = result
+        self.statistics = statistics
+        self.baseline = baseline
+        self.comparisons = comparisons
+        self.baseline_statistics = baseline.statistics() if baseline is not None else {}
+        # summarize lists every key that has a result, verdict or not.
+        self.keys = list(statistics)
+
+    def notes(self) -> list[str]:
+        if self.comparisons is None:
+            return []
+        return _comparison_notes(self.comparisons, self.statistics, self.baseline_statistics)
+
+
+def _statistics_cells(figures: KeyStatistics) -> list[str]:
+    """A key's row: key, measure, score, interval, n, inconclusive, failed."""
+    return [
+        figures.key,
+        figures.kind,
+        "—" if figures.mean is None else figure(figures.mean),
+        "—" if figures.interval is None else str(figures.interval),
+        str(figures.cases),
+        str(figures.inconclusive),
+        str(figures.failed),
+    ]
+
+
+def _change_cells(comparison: KeyComparison) -> list[str]:
+    """change, its interval, verdict."""
+    if comparison.difference is None:
+        return ["—", "—", "no shared cases"]
+    interval = comparison.interval
+    return [
+        figure(comparison.difference, signed=True),
+        "—" if interval is None else interval.format(signed=True),
+        comparison.verdict if interval is not None else "one shared case, no interval",
+    ]
+
+
+def _comparison_notes(
+    comparisons: Mapping[str, KeyComparison],
+    current: Mapping[str, KeyStatistics],
+    baseline: Mapping[str, KeyStatistics],
+) -> list[str]:
+    """The cases behind each key's change, and the keys of one side only, in words."""
+    lines = [f"{key}: {text}" for key, c in comparisons.items() if (text := c.case_changes())]
+    if only_now := sorted(current.keys() - baseline.keys()):
+        lines.append(f"not in the baseline: {', '.join(only_now)}")
+    if only_before := sorted(baseline.keys() - current.keys()):
+        lines.append(f"only in the baseline: {', '.join(only_before)}")
+    return lines
+
+
+def _console(console: Console | None) -> Console:
+    return console if console is not None else terminal()
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data: pydantic's rendering, ``str()`` for what it cannot render, and
+    ``None`` for a non-finite number (JSON has none)."""
+    return _finite(to_jsonable_python(value, fallback=str))
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _text(value: Any) -> str:
+    """``value`` as one reads it: a string as is, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(_plain(value), ensure_ascii=False)
+
+
+def _error(run: CaseResult) -> str | None:
+    failure = run.run.interaction.failure
+    if not run.run.failed:
+        return None
+    return f"{failure.reason}: {failure.summary}" if failure else "the target raised"
+
+
+def _tokens(run: CaseResult) -> str:
+    if not any(response.usage for response in run.run.interaction.responses):
+        return "—"
+    usage = run.run.usage
+    return f"{usage.total_tokens} ({usage.input_tokens} in, {usage.output_tokens} out)"
+
+
+def _outcome(result: EvaluatorResult) -> str:
+    """The score of a verdict, else the outcome (with a failure's code)."""
+    if result.outcome == "verdict":
+        score = result.score
+        return str(score) if isinstance(score, bool) or score is None else figure(score)
+    return f"failed [{result.error_code}]" if result.error_code else result.outcome
+
+
+def _reasoning(result: EvaluatorResult) -> str:
+    """Why: a verdict's comment; a non-verdict's reason, then its comment if any."""
+    parts = [result.comment] if result.outcome == "verdict" else [result.reason, result.comment]
+    return "\n".join(part for part in parts if part)
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def _markdown(view: _View) -> str:
+    result = view.result
+    lines = [f"# Experiment {one_line(result.name)}", ""]
+    lines += [_runs_line(result), ""]
+    lines += [
+        "## Scores",
+        "",
+        "| key | measure | score | 95 % interval | n | inconclusive | failed |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for figures in view.statistics.values():
+        lines.append(_markdown_row(_statistics_cells(figures)))
+    lines += ["", _NOTE, ""]
+    if view.baseline is not None and view.comparisons is not None:
+        lines += [
+            f"## Compared with {one_line(view.baseline.name)}",
+            "",
+            "| key | baseline | this experiment | change | 95 % interval | verdict | shared |",
+            "| --- | ---: | ---: | ---: | ---: | --- | ---: |",
+        ]
+        for key, c in view.comparisons.items():
+            cells = [key, str(c.baseline), str(c.candidate), *_change_cells(c), str(c.shared)]
+            lines.append(_markdown_row(cells))
+        lines += ["", *(f"- {one_line(note)}" for note in view.notes()), ""]
+    headers = ["case", "trial", "inputs", "outputs", "latency", "tokens", *view.keys]
+    lines += [
+        "## Runs",
+        "",
+        _markdown_row(headers),
+        "| "
+        + " | ".join(["---", "---:", "---", "---", "---:", "---:"] + ["---"] * len(view.keys))
+        + " |",
+    ]
+    for run in result.runs:
+        error = _error(run)
+        outputs = _text(run.run.outputs)
+        cells = [
+            run.case.id,
+            str(run.trial),
+            _code(shorten(one_line(_text(run.case.inputs)), _CELL_LIMIT)),
+            f"raised {error}" if error else _code(shorten(one_line(outputs), _CELL_LIMIT)),
+            f"{run.run.latency:.3f} s",
+            _tokens(run),
+            *(_markdown_results(run, key) for key in view.keys),
+        ]
+        lines.append(_markdown_row(cells))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _runs_line(result: ExperimentResult) -> str:
+    cases = len({run.case.id for run in result.runs})
+    trials = max((run.trial for run in result.runs), default=-1) + 1
+    each = "1 trial" if trials == 1 else f"{trials} trials"
+    return f"{len(result.runs)} runs of {cases} cases ({each} each)."
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span: shown as written, never read as Markdown or HTML."""
+    if not text:
+        return ""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}"
+
+
+def _markdown_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(markdown_cell(cell) for cell in cells) + " |"
+
+
+def _markdown_results(run: CaseResult, key: str) -> str:
+    texts = []
+    for result in run.results:
+        if result.key == key:
+            reasoning = _reasoning(result)
+            text = _outcome(result)
+            texts.append(
+                f"{text} — {shorten(one_line(reasoning), _REASONING_LIMIT)}" if reasoning else text
+            )
+    return "; ".join(texts)
+
+
+# --- JSON ----------------------------------------------------------------------------------
+
+
+def _json(view: _View) -> dict[str, Any]:
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    comparison: dict[str, Any] | None = None
+    if view.baseline is not None and view.comparisons is not None:
+        comparison = {
+            "baseline": view.baseline.name,
+            "keys": {key: _comparison_json(c) for key, c in view.comparisons.items()},
+            "not_in_baseline": sorted(view.statistics.keys() - view.baseline_statistics.keys()),
+            "only_in_baseline": sorted(view.baseline_statistics.keys() - view.statistics.keys()),
+        }
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "experiment": view.result.name,
+        "generated_at": generated,
+        "keys": {key: _statistics_json(s) for key, s in view.statistics.items()},
+        "comparison": comparison,
+        "runs": [_run_json(run) for run in view.result.runs],
+    }
+
+
+def _statistics_json(figures: KeyStatistics) -> dict[str, Any]:
+    interval = figures.interval
+    return {
+        "kind": figures.kind,
+        "mean": figures.mean,
+        "interval": None if interval is None else {"low": interval.low, "high": interval.high},
+        "method": figures.method,
+        "cases": figures.cases,
+        "verdicts": figures.verdicts,
+        "inconclusive": figures.inconclusive,
+        "failed": figures.failed,
+        "case_means": dict(figures.case_means),
+    }
+
+
+def _comparison_json(c: KeyComparison) -> dict[str, Any]:
+    def changes(cases: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [
+            {
+                "case_id": case,
+                "difference": c.candidate.case_means[case] - c.baseline.case_means[case],
+            }
+            for case in cases
+        ]
+
+    interval = c.interval
+    return {
+        "baseline_mean": c.baseline.mean,
+        "mean": c.candidate.mean,
+        "difference": c.difference,
+        "interval": None if interval is None else {"low": interval.low, "high": interval.high},
+        "verdict": c.verdict,
+        "shared": c.shared,
+        "worse": changes(c.worse),
+        "better": changes(c.better),
+        "only_in_baseline": list(c.only_baseline),
+        "not_in_baseline": list(c.only_candidate),
+    }
+
+
+def _run_json(run: CaseResult) -> dict[str, Any]:
+    failure = run.run.interaction.failure
+    usage = run.run.usage
+    return {
+        "case_id": run.case.id,
+        "trial": run.trial,
+        "inputs": _plain(run.case.inputs),
+        "reference_outputs": _plain(run.case.reference_outputs),
+        "metadata": _plain(run.case.metadata),
+        "outputs": _plain(run.run.outputs),
+        "error": (
+            {"type": failure.reason, "message": failure.summary}
+            if run.run.failed and failure is not None
+            else None
+        ),
+        "latency_seconds": run.run.latency,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "total_tokens": usage.total_tokens,
+        },
+        "results": [_plain(result.model_dump()) for result in run.results],
+    }
+
+
+# --- HTML ----------------------------------------------------------------------------------
+
+
+def _html(view: _View) -> str:
+    result = view.result
+    parts = [f"<h1>Experiment {escape(result.name)}</h1>\n<p>{escape(_runs_line(result))}</p>\n"]
+    parts.append("<h2>Scores</h2>\n<table>\n")
+    parts.append(
+        _html_row(["key", "measure", "score", "95 % interval", "n", "inconclusive", "failed"], "th")
+    )
+    parts += [_html_row(_statistics_cells(s)) for s in view.statistics.values()]
+    parts.append(f"</table>\n<p>{escape(_NOTE)}</p>\n")
+    if view.baseline is not None and view.comparisons is not None:
+        parts.append(f"<h2>Compared with {escape(view.baseline.name)}</h2>\n<table>\n")
+        headers = ["key", "baseline", "this experiment", "change", "95 % interval", "verdict"]
+        parts.append(_html_row([*headers, "shared"], "th"))
+        for key, c in view.comparisons.items():
+            cells = [key, str(c.baseline), str(c.candidate), *_change_cells(c), str(c.shared)]
+            parts.append(_html_row(cells))
+        parts.append("</table>\n")
+        if notes := view.notes():
+            parts.append("<ul>\n" + "".join(f"<li>{escape(n)}</li>\n" for n in notes) + "</ul>\n")
+    parts.append("<h2>Runs</h2>\n<table>\n")
+    parts.append(
+        _html_row(["case", "trial", "inputs", "outputs", "latency", "tokens", *view.keys], "th")
+    )
+    for run in result.runs:
+        error = _error(run)
+        outputs = (
+            f'<span class="error">raised {escape(error)}</span>'
+            if error
+            else _html_text(_text(run.run.outputs))
+        )
+        cells = [
+            f"<td>{escape(run.case.id)}</td>",
+            f"<td>{run.trial}</td>",
+            f'<td class="text">{_html_text(_text(run.case.inputs))}</td>',
+            f'<td class="text">{outputs}</td>',
+            f"<td>{run.run.latency:.3f} s</td>",
+            f"<td>{escape(_tokens(run))}</td>",
+            *(f'<td class="text">{_html_results(run, key)}</td>' for key in view.keys),
+        ]
+        parts.append("<tr>" + "".join(cells) + "</tr>\n")
+    parts.append("</table>\n")
+    return html_page(f"Experiment {result.name}", "".join(parts), style=_STYLE)
+
+
+def _html_row(cells: Sequence[str], tag: str = "td") -> str:
+    return "<tr>" + "".join(f"<{tag}>{escape(cell)}</{tag}>" for cell in cells) + "</tr>\n"
+
+
+def _html_text(text: str) -> str:
+    """``text`` escaped; a long one cut short, whole (up to a limit) when opened."""
+    short = shorten(one_line(text), _CELL_LIMIT)
+    if short == text:
+        return escape(text)
+    return (
+        f"<details><summary>{escape(short)}</summary>"
+        f"<pre>{escape(shorten(text, _HTML_FULL))}</pre></details>"
+    )
+
+
+def _html_results(run: CaseResult, key: str) -> str:
+    texts = []
+    for result in run.results:
+        if result.key == key:
+            reasoning = _reasoning(result)
+            text = escape(_outcome(result))
+            if reasoning:
+                text += f'<span class="reasoning">{_html_text(reasoning)}</span>'
+            texts.append(text)
+    return "<br />".join(texts)

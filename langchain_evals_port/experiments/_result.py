@@ -1,0 +1,67 @@
+"""What an experiment produced: ``CaseResult`` per run, ``ExperimentResult`` for them all.
+
+Statistics come from ``reporting.statistics``, the one place they are computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.reporting import KeyComparison, KeyStatistics, compare, summarize
+
+from ._case import Case
+from ._target import TargetRun
+
+__all__ = ["CaseResult", "ExperimentResult", "JudgeCacheUse"]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One run of one case: what the target did and every evaluator's results."""
+
+    case: Case
+    trial: int
+    run: TargetRun
+    results: tuple[EvaluatorResult, ...]
+
+
+@dataclass(frozen=True)
+class JudgeCacheUse:
+    """How the judge calls of an experiment's run in this process were answered: from the
+    cache (``hits``) or by the judge's model (``misses``: the calls actually made)."""
+
+    hits: int
+    misses: int
+
+
+@dataclass(frozen=True, repr=False)
+class ExperimentResult:
+    """Every run of an experiment, in dataset order (trials of a case together); how the
+    judges' cache answered (when there was one) and the experiment's address in LangSmith
+    (when it was uploaded)."""
+
+    name: str
+    runs: tuple[CaseResult, ...]
+    judge_cache: JudgeCacheUse | None = None
+    langsmith_url: str | None = None
+
+    def __repr__(self) -> str:
+        # Short: a notebook shows it, and asyncio formats a finished task's result.
+        return f"ExperimentResult({self.name!r}, {len(self.runs)} runs)"
+
+    def results_by_case(self) -> dict[str, list[EvaluatorResult]]:
+        """Each case id with all its results (several trials: several per key)."""
+        by_case: dict[str, list[EvaluatorResult]] = {}
+        for run in self.runs:
+            by_case.setdefault(run.case.id, []).extend(run.results)
+        return by_case
+
+    def statistics(self) -> dict[str, KeyStatistics]:
+        """Per feedback key: the mean or pass rate with its 95 % interval, and the counts of
+        inconclusive and failed results (intervals clustered by case over trials)."""
+        return summarize(self.results_by_case())
+
+    def compare(self, baseline: ExperimentResult) -> dict[str, KeyComparison]:
+        """Per feedback key, this experiment against ``baseline``, paired case by case."""
+        return compare(baseline.statistics(), self.statistics())

@@ -1,0 +1,254 @@
+"""The SQL ledgers' experiment tables: experiments, and the runs of their cases as a queue.
+
+``langchain_evals_port.experiments`` keeps its experiments here, on the ledger's storage and
+migrations (the tables are ``ledger_experiments`` and ``ledger_experiment_runs``). This layer
+stores JSON text it does not read; the experiments package gives it its shape.
+
+A run (one case, one trial) is claimed the way a work unit is: the claim raises the run's
+fencing token and sets a lease, and ``finish`` writes the run's record only while the claim
+holds that token and no record exists, so a run is recorded exactly once even when a worker
+whose lease expired finishes after another took the run over. A finished run is never
+claimed again, so a restarted experiment runs only what is unfinished.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ._pages import check_limit
+from ._queue import check_lease
+
+if TYPE_CHECKING:
+    from ._sql import Session
+
+__all__ = ["ExperimentRow", "ExperimentRuns", "RunClaim", "RunRow", "RunWrite"]
+
+
+@dataclass(frozen=True)
+class ExperimentRow:
+    """An experiment as stored: its name, creation time (epoch seconds), its record (JSON
+    text), how many runs it has and how many are finished."""
+
+    name: str
+    created_at: float
+    record: str
+    runs: int
+    finished: int
+
+
+@dataclass(frozen=True)
+class RunClaim:
+    """A run claimed by a worker: which run, the fencing token the claim holds, and the
+    run's work (JSON text)."""
+
+    case_id: str
+    trial: int
+    token: int
+    work: str
+
+
+@dataclass(frozen=True)
+class RunWrite:
+    """A write of a claimed run: its new work (what it has done so far, for whoever
+    finishes it), or with ``finished`` its record, which ends it."""
+
+    claim: RunClaim
+    text: str
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A stored run: which run, its work, and its record (JSON text; ``None``: unfinished)."""
+
+    case_id: str
+    trial: int
+    work: str
+    record: str | None
+
+
+class ExperimentRuns(ABC):
+    """The experiment tables' reads and writes, written once for the SQL ledgers."""
+
+    _SKIP_LOCKED: ClassVar[str]
+
+    @abstractmethod
+    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one statement."""
+
+    @abstractmethod
+    def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
+        """Run one statement, atomic on its own; the rows it changed."""
+
+    @abstractmethod
+    def _transaction(self) -> AbstractContextManager[Session]:
+        """A connection inside one transaction."""
+
+    def create_experiment(
+        self, name: str, record: str, runs: Sequence[tuple[str, int, str]]
+    ) -> tuple[bool, str]:
+        """Store experiment ``name`` with its ``runs`` (case id, trial, work; in order) unless
+        it exists; whether it was created, and the record stored under the name."""
+        with self._transaction() as tx:
+            created = (
+                tx.change(
+                    "INSERT INTO ledger_experiments (name, created_at, record) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (name) DO NOTHING",
+                    (name, time.time(), record),
+                )
+                == 1
+            )
+            if created:
+                tx.change_many(
+                    "INSERT INTO ledger_experiment_runs"
+                    " (experiment, case_id, trial, position, work) VALUES (%s, %s, %s, %s, %s)",
+                    [
+                        (name, case_id, trial, position, work)
+                        for position, (case_id, trial, work) in enumerate(runs)
+                    ],
+                )
+            [(stored,)] = tx.rows("SELECT record FROM ledger_experiments WHERE name = %s", (name,))
+        return created, str(stored)
+
+    def experiments(self, name: str | None = None) -> list[ExperimentRow]:
+        """The experiments (or the one named), oldest first, with their counts of runs."""
+        where, parameters = ("WHERE e.name = %s", (name,)) if name is not None else ("", ())
+        rows = self._rows(
+            "SELECT e.name, e.created_at, e.record,"
+            " (SELECT count(*) FROM ledger_experiment_runs r WHERE r.experiment = e.name),"
+            " (SELECT count(r.finished_at) FROM ledger_experiment_runs r"
+            " WHERE r.experiment = e.name)"
+            f" FROM ledger_experiments e {where} ORDER BY e.created_at, e.name",
+            parameters,
+        )
+        return [
+            ExperimentRow(str(n), float(at), str(record), int(runs), int(done))
+            for n, at, record, runs, done in rows
+        ]
+
+    def claim_runs(
+        self, experiment: str, worker_id: str, *, limit: int, lease_seconds: float
+    ) -> list[RunClaim]:
+        """Claim up to ``limit`` unfinished runs, in dataset order, that nobody holds (or
+        whose lease expired); runs another claimer is taking at that moment are passed over."""
+        check_limit(limit)
+        check_lease(lease_seconds)
+        with self._transaction() as tx:
+            now = time.time()
+            due = tx.rows(
+                "SELECT case_id, trial, token, work FROM ledger_experiment_runs"
+                " WHERE experiment = %s AND finished_at IS NULL"
+                " AND (worker IS NULL OR lease_until <= %s)"
+                " ORDER BY position, trial LIMIT %s" + self._SKIP_LOCKED,
+                (experiment, now, limit),
+            )
+            tx.change_many(
+                "UPDATE ledger_experiment_runs SET worker = %s, token = token + 1,"
+                " lease_until = %s WHERE experiment = %s AND case_id = %s AND trial = %s",
+                [
+                    (worker_id, now + lease_seconds, experiment, case_id, trial)
+                    for case_id, trial, _, _ in due
+                ],
+            )
+        return [
+            RunClaim(str(case_id), int(trial), int(token) + 1, str(work))
+            for case_id, trial, token, work in due
+        ]
+
+    def renew_runs(
+        self, experiment: str, claims: Sequence[RunClaim], *, lease_seconds: float
+    ) -> int:
+        """Extend the leases of ``claims`` still held; the number renewed."""
+        check_lease(lease_seconds)
+        if not claims:
+            return 0
+        with self._transaction() as tx:
+            return tx.change_many(
+                f"UPDATE ledger_experiment_runs SET lease_until = %s WHERE {_HELD}",
+                [(time.time() + lease_seconds, *_fence(experiment, claim)) for claim in claims],
+            )
+
+    def write_runs(self, experiment: str, writes: Sequence[RunWrite]) -> list[bool]:
+        """Apply ``writes``, in order and in one transaction, each while its claim holds;
+        for each, whether it did (False: the run was taken over, and is or will be recorded
+        by whoever holds it)."""
+        now = time.time()
+        with self._transaction() as tx:
+            return [
+                tx.change(
+                    _FINISH if write.finished else _KEEP,
+                    (
+                        write.text,
+                        *((now,) if write.finished else ()),
+                        *_fence(experiment, write.claim),
+                    ),
+                )
+                == 1
+                for write in writes
+            ]
+
+    def release_runs(self, experiment: str, claims: Sequence[RunClaim]) -> int:
+        """Hand unfinished claimed runs back, claimable at once; the number released."""
+        if not claims:
+            return 0
+        with self._transaction() as tx:
+            return tx.change_many(
+                "UPDATE ledger_experiment_runs SET worker = NULL, lease_until = NULL"
+                f" WHERE {_HELD}",
+                [_fence(experiment, claim) for claim in claims],
+            )
+
+    def run_holders(self, experiment: str) -> list[str]:
+        """The workers holding unfinished runs of ``experiment`` (leases expired or not)."""
+        rows = self._rows(
+            "SELECT DISTINCT worker FROM ledger_experiment_runs"
+            " WHERE experiment = %s AND finished_at IS NULL AND worker IS NOT NULL",
+            (experiment,),
+        )
+        return [str(worker) for (worker,) in rows]
+
+    def release_runs_of(self, experiment: str, worker_id: str) -> int:
+        """Hand back every unfinished run ``worker_id`` holds (it is known to be gone)."""
+        return self._change(
+            "UPDATE ledger_experiment_runs SET worker = NULL, lease_until = NULL"
+            " WHERE experiment = %s AND worker = %s AND finished_at IS NULL",
+            (experiment, worker_id),
+        )
+
+    def runs(self, experiment: str, *, finished_only: bool = False) -> list[RunRow]:
+        """The runs of ``experiment`` in dataset order (trials of a case together)."""
+        finished = " AND finished_at IS NOT NULL" if finished_only else ""
+        rows = self._rows(
+            "SELECT case_id, trial, work, record FROM ledger_experiment_runs"
+            f" WHERE experiment = %s{finished} ORDER BY position, trial",
+            (experiment,),
+        )
+        return [
+            RunRow(str(case_id), int(trial), str(work), None if record is None else str(record))
+            for case_id, trial, work, record in rows
+        ]
+
+
+# The fence of every write made under a claim: the run is unfinished and claimed with the
+# same token.
+_HELD = (
+    "experiment = %s AND case_id = %s AND trial = %s AND token = %s"
+    " AND worker IS NOT NULL AND finished_at IS NULL"
+)
+
+
+_KEEP = f"UPDATE ledger_experiment_runs SET work = %s WHERE {_HELD}"
+
+_FINISH = (
+    "UPDATE ledger_experiment_runs SET record = %s, finished_at = %s, worker = NULL,"
+    f" lease_until = NULL WHERE {_HELD}"
+)
+
+
+def _fence(experiment: str, claim: RunClaim) -> tuple[str, str, int, int]:
+    return experiment, claim.case_id, claim.trial, claim.token

@@ -143,6 +143,17 @@ def test_a_ledger_of_release_0_1_0_opens_and_keeps_its_records(storage: Storage)
         ]
 
     assert storage.versions()[-1] == LATEST
+    # Every stored evaluation is summed up in the columns aggregates read.
+    summaries = storage.sql(
+        "SELECT evaluation_id, outcome, passed, score FROM ledger_evaluations"
+        " ORDER BY evaluation_id"
+    )
+    assert summaries == [
+        ("e-failed", "failed", None, None),
+        ("e-failing-verdict", "verdict", 0, 0.0),
+        ("e-inconclusive", "inconclusive", None, None),
+        ("e-verdict", "verdict", 1, 0.9),
+    ]
     # One set of names on both: SQLite's tables were renamed.
     assert storage.tables() == {
         "ledger_interactions",

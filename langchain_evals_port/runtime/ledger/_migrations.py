@@ -19,18 +19,22 @@ from typing import Any
 
 from langchain_evals_port.core.errors import FAILURE_CODES
 
-__all__ = ["MIGRATIONS", "Migration", "outcome_to_results"]
+__all__ = ["MIGRATIONS", "Migration", "evaluation_summary", "outcome_to_results"]
 
 
 @dataclass(frozen=True)
 class Migration:
     """The step to one schema version: what it does, its statements (``;``-separated; one
     text for every dialect, or one per dialect name), then the new shape of every stored
-    evaluation record's JSON, from the old one (``None``: unchanged)."""
+    evaluation record's JSON, from the old one (``None``: unchanged), and the values of
+    columns it added, from each record."""
 
     summary: str
     sql: str | Mapping[str, str] = field(default="")
     rewrite_evaluations: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    fill_evaluation_columns: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    """Values of columns the migration added to ``ledger_evaluations``, from each stored
+    record's JSON (``None``: none to fill)."""
 
     def statements(self, dialect: str) -> list[str]:
         """The statements ``dialect`` (``"sqlite"``, ``"postgresql"``) runs, one by one."""
@@ -224,6 +228,47 @@ CREATE INDEX IF NOT EXISTS ledger_experiment_runs_unfinished
     ON ledger_experiment_runs (experiment, position, trial) WHERE finished_at IS NULL
 """
 
+
+def evaluation_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """The columns that sum up an evaluation record (its JSON) for queries that aggregate:
+    ``outcome`` (``failed`` when any result failed, else ``inconclusive`` when any reached no
+    verdict, else ``verdict``), ``passed`` (1 or 0 for a verdict: every result passed; else
+    null) and ``score`` (the mean of the verdicts' scores, a bool as 1 or 0; null when
+    none is a number).
+
+    Example:
+        >>> evaluation_summary({"results": [
+        ...     {"outcome": "verdict", "score": 0.5, "metadata": {"passed": False}},
+        ...     {"outcome": "verdict", "score": True, "metadata": {"passed": True}}]})
+        {'outcome': 'verdict', 'passed': 0, 'score': 0.75}
+    """
+    results = record["results"]
+    outcomes = {result["outcome"] for result in results}
+    outcome = next((o for o in ("failed", "inconclusive") if o in outcomes), "verdict")
+    passed = None
+    if outcome == "verdict":
+        passed = int(all(result.get("metadata", {}).get("passed") is True for result in results))
+    scores = [
+        float(result["score"])
+        for result in results
+        if result["outcome"] == "verdict" and isinstance(result.get("score"), (bool, int, float))
+    ]
+    score = sum(scores) / len(scores) if scores else None
+    return {"outcome": outcome, "passed": passed, "score": score}
+
+
+# What the console aggregates (pass rates and scores per agent and evaluator over time, the
+# failures) as columns of their own, indexed, rather than inside each record's JSON.
+_EVALUATION_SUMMARY = """
+ALTER TABLE ledger_evaluations ADD COLUMN outcome text;
+ALTER TABLE ledger_evaluations ADD COLUMN passed integer;
+ALTER TABLE ledger_evaluations ADD COLUMN score double precision;
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_agent_evaluator
+    ON ledger_evaluations (agent_id, evaluator_id, evaluated_at);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_by_outcome
+    ON ledger_evaluations (outcome, evaluated_at, evaluation_id)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "the table of applied versions",
@@ -239,4 +284,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         rewrite_evaluations=outcome_to_results,
     ),
     Migration("experiments and their runs", _EXPERIMENT_TABLES),
+    Migration(
+        "each evaluation's outcome, passed and score as columns, for aggregates",
+        _EVALUATION_SUMMARY,
+        fill_evaluation_columns=evaluation_summary,
+    ),
 )

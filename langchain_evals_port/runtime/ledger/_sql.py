@@ -35,7 +35,7 @@ from langchain_evals_port.runtime._records import (
 
 from ._errors import InteractionNotFoundError, LedgerSchemaError
 from ._experiment_runs import ExperimentRuns
-from ._migrations import MIGRATIONS, Migration
+from ._migrations import MIGRATIONS, Migration, evaluation_summary
 from ._pages import check_limit, decode_cursor, epoch, page_of
 from ._queue import check_completion, check_lease, released_unit, resumed_unit
 
@@ -176,6 +176,8 @@ class SqlLedger(ExperimentRuns, ABC):
             tx.change(statement)
         if migration.rewrite_evaluations is not None:
             _rewrite_evaluations(tx, migration.rewrite_evaluations)
+        if migration.fill_evaluation_columns is not None:
+            _fill_evaluation_columns(tx, migration.fill_evaluation_columns)
 
     def _stored_version(self, session: Session) -> int:
         """The schema version the storage is at (-1: none), read without changing it."""
@@ -427,8 +429,9 @@ class SqlLedger(ExperimentRuns, ABC):
 
 _INSERT_EVALUATION = """
 INSERT INTO ledger_evaluations
-    (evaluation_id, interaction_id, agent_id, evaluator_id, evaluated_at, record)
-VALUES (%s, %s, %s, %s, %s, %s)
+    (evaluation_id, interaction_id, agent_id, evaluator_id, evaluated_at, record,
+     outcome, passed, score)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (evaluation_id) DO NOTHING
 """
 
@@ -455,6 +458,31 @@ def _fence(claim: Claim) -> tuple[str, int]:
 
 _REWRITE_BATCH = 500
 """Evaluation records read and written back at a time by a migration that rewrites them."""
+
+
+def _fill_evaluation_columns(
+    tx: Session, columns: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    """Set the columns ``columns`` computes from each stored evaluation record, a batch at a
+    time in id order."""
+    after: tuple[str, ...] = ()
+    while True:
+        where = "WHERE evaluation_id > %s" if after else ""
+        rows = tx.rows(
+            f"SELECT evaluation_id, record FROM ledger_evaluations {where}"
+            f" ORDER BY evaluation_id LIMIT {_REWRITE_BATCH}",
+            after,
+        )
+        if not rows:
+            return
+        filled = [(columns(json.loads(text)), evaluation_id) for evaluation_id, text in rows]
+        names = list(filled[0][0])
+        tx.change_many(
+            f"UPDATE ledger_evaluations SET {', '.join(f'{n} = %s' for n in names)}"
+            " WHERE evaluation_id = %s",
+            [(*(values[n] for n in names), evaluation_id) for values, evaluation_id in filled],
+        )
+        after = (rows[-1][0],)
 
 
 def _rewrite_evaluations(tx: Session, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
@@ -515,8 +543,11 @@ def _keyset_filter(
     return (f"WHERE {' AND '.join(conditions)}" if conditions else ""), parameters
 
 
-def _evaluation_row(record: EvaluationRecord) -> tuple[str, str, str, str, float, str]:
-    """The columns an evaluation record is stored in: ids, time, the JSON."""
+def _evaluation_row(record: EvaluationRecord) -> tuple[Any, ...]:
+    """The columns an evaluation record is stored in: ids, time, the JSON, and its summary
+    (``evaluation_summary``)."""
+    results = [r.model_dump(include={"outcome", "score", "metadata"}) for r in record.results]
+    summary = evaluation_summary({"results": results})
     return (
         record.evaluation_id,
         record.interaction_id,
@@ -524,6 +555,9 @@ def _evaluation_row(record: EvaluationRecord) -> tuple[str, str, str, str, float
         record.evaluator_id,
         epoch(record.timestamp),
         record.model_dump_json(),
+        summary["outcome"],
+        summary["passed"],
+        summary["score"],
     )
 
 

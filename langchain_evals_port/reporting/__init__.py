@@ -21,6 +21,7 @@ from ._statistics import (
     compare,
     gate,
     summarize,
+    wilson_interval,
 )
 from ._summary import KeySummary, ReportEntry
 
@@ -36,4 +37,5 @@ __all__ = [
     "compare",
     "gate",
     "summarize",
+    "wilson_interval",
 ]

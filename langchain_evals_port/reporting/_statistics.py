@@ -3,6 +3,7 @@ and why, are in that module's documentation)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Iterable, Mapping
@@ -261,7 +262,7 @@ def _key_statistics(
     interval: Interval | None = None
     method: Method | None = None
     if is_pass_rate and all(mean in (0.0, 1.0) for mean in means):
-        interval, method = _wilson(int(sum(means)), len(means)), "wilson"
+        interval, method = wilson_interval(int(sum(means)), len(means)), "wilson"
     elif len(means) >= 2:
         interval = _t_interval(means)
         method = "t" if verdicts == len(means) else "clustered t"
@@ -281,11 +282,38 @@ def _key_statistics(
     )
 
 
-def _wilson(successes: int, trials: int) -> Interval:
-    from scipy.stats import binomtest  # type: ignore[import-untyped]
+def wilson_interval(successes: int, trials: int) -> Interval:
+    """The 95 % Wilson score interval of ``successes`` out of ``trials`` (at least one).
 
-    bounds = binomtest(successes, trials).proportion_ci(CONFIDENCE, method="wilson")
-    return Interval(float(bounds.low), float(bounds.high))
+    The closed form, with the normal quantile from ``scipy.stats.norm``: what
+    ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")`` returns, at a small
+    fraction of its cost, for the console's many time buckets.
+
+    Example:
+        >>> print(wilson_interval(8, 10))
+        [0.490, 0.943]
+    """
+    if trials < 1 or not 0 <= successes <= trials:
+        raise ValueError(
+            f"wilson_interval needs 0 <= successes <= trials >= 1, got {successes}, {trials}"
+        )
+    z = _normal_quantile()
+    rate = successes / trials
+    centre = (rate + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = (z / (1 + z * z / trials)) * math.sqrt(
+        rate * (1 - rate) / trials + z * z / (4 * trials * trials)
+    )
+    # Exact at the ends (0 of n, n of n), where the formula's rounding would leave a hair.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return Interval(low, high)
+
+
+@functools.cache
+def _normal_quantile() -> float:
+    from scipy.stats import norm  # type: ignore[import-untyped]
+
+    return float(norm.ppf((1 + CONFIDENCE) / 2))
 
 
 def _t_interval(values: list[float]) -> Interval:

@@ -15,10 +15,11 @@ How each interval is computed, and why:
 
 - **Pass rates whose cases agree with themselves** (every verdict a ``bool``, and each case's
   verdicts all alike: one trial per case, or trials that agree): the Wilson score interval
-  over cases (``k`` cases passed out of ``n``), from ``scipy.stats.binomtest(k, n)
-  .proportion_ci(method="wilson")``. Wilson keeps its coverage for small ``n`` and for rates
-  near 0 or 1, stays inside [0, 1], and does not collapse to a point at 0 % or 100 % as the
-  textbook (Wald) interval does.
+  over cases (``k`` cases passed out of ``n``): ``wilson_interval``, the closed form of
+  ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")`` (the test suite checks they
+  agree), cheap enough for every time bucket of the console. Wilson keeps its coverage for
+  small ``n`` and for rates near 0 or 1, stays inside [0, 1], and does not collapse to a
+  point at 0 % or 100 % as the textbook (Wald) interval does.
 - **Numeric scores, one verdict per case**: the Student t interval, mean ± t(0.975, n-1)·s/√n,
   with the quantile from ``scipy.stats.t.ppf``. ``scipy.stats.ttest_1samp(...)
   .confidence_interval()`` computes the same, but warns on identical values and divides by
@@ -74,6 +75,7 @@ from ._statistics import (
     compare,
     gate,
     summarize,
+    wilson_interval,
 )
 
 __all__ = [
@@ -87,4 +89,5 @@ __all__ = [
     "compare",
     "gate",
     "summarize",
+    "wilson_interval",
 ]

@@ -20,6 +20,7 @@ from langchain_evals_port.reporting import (
     compare,
     gate,
     summarize,
+    wilson_interval,
 )
 
 # Quantiles from printed tables, so the tests do not lean on the library they check.
@@ -507,3 +508,15 @@ def test_comparing_the_other_way_mirrors_the_comparison(pairs: list[tuple[float,
     assert (forward.worse, forward.better) == (backward.better, backward.worse)
     mirrored = {"worse": "better", "better": "worse"}
     assert backward.verdict == mirrored.get(forward.verdict, forward.verdict)
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials"), [(0, 1), (1, 1), (3, 7), (8, 10), (50, 51), (0, 400)]
+)
+def test_the_closed_form_wilson_interval_is_scipys(successes: int, trials: int) -> None:
+    from scipy.stats import binomtest
+
+    expected = binomtest(successes, trials).proportion_ci(0.95, method="wilson")
+    got = wilson_interval(successes, trials)
+    assert got.low == pytest.approx(expected.low, abs=1e-12)
+    assert got.high == pytest.approx(expected.high, abs=1e-12)

@@ -1,8 +1,9 @@
 """The ``langchain-evals`` command line.
 
-Experiments (``run``, ``compare``, ``experiments``, ``rescore``: ``_experiments``) and the
+Experiments (``run``, ``compare``, ``experiments``, ``rescore``: ``_experiments``), the
 online runtime's ``worker`` (``_worker``), which also shares an experiment's cases with
-``--experiment``. Each command imports what it needs when it runs, so ``--help`` is fast.
+``--experiment``, and the web ``console`` (``_console``). Each command imports what it
+needs when it runs, so ``--help`` is fast.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 
 import langchain_evals_port
 
+from ._console import add_console, run_console
 from ._experiments import add_experiment_commands, run_command
 from ._worker import add_worker, load_evaluators, run_worker
 
@@ -31,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     add_experiment_commands(commands)
     add_worker(commands)
+    add_console(commands)
     return parser
 
 
@@ -39,4 +42,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "worker" and args.experiment is None:
         return run_worker(args)
+    if args.command == "console":
+        return run_console(args)
     return run_command(args)

@@ -208,6 +208,16 @@ class SqlLedger(ExperimentRuns, ABC):
         with self._connect() as session:
             return session.rows(sql, parameters)
 
+    @property
+    def dialect(self) -> str:
+        """The SQL dialect of the storage: ``"sqlite"`` or ``"postgresql"``."""
+        return self._DIALECT
+
+    def select(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of one read-only statement (``%s`` placeholders) on the ledger's tables,
+        for queries of its own (the console's aggregates); never a write."""
+        return self._rows(sql, parameters)
+
     def get_interaction(self, interaction_id: str) -> InteractionRecord:
         """The interaction with this id; ``InteractionNotFoundError`` when there is none."""
         rows = self._rows(

@@ -1,0 +1,79 @@
+"""``langchain-evals console``: serve the console over a ledger (and an experiment store).
+
+It binds 127.0.0.1 unless told otherwise; binding anywhere else requires a token (``--token``
+or ``LANGCHAIN_EVALS_CONSOLE_TOKEN``), which every request must then carry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+__all__ = ["add_console", "run_console"]
+
+TOKEN_VARIABLE = "LANGCHAIN_EVALS_CONSOLE_TOKEN"
+_LOCAL = ("127.0.0.1", "localhost", "::1")
+
+
+def add_console(commands: Any) -> None:
+    """The ``console`` command's arguments (on ``commands``, argparse's subparsers)."""
+    console = commands.add_parser(
+        "console",
+        help="serve the console: a local web page over the ledger and the experiments",
+        description="Serve the console over a ledger (and an experiment store): pass rates "
+        "over time, interactions and their verdicts, reviews waiting for a person, failed "
+        "evaluations to retry, experiments. Needs the console extra: "
+        "pip install 'langchain-evals-port[console]'.",
+    )
+    console.add_argument("--ledger", required=True, help="a postgresql:// DSN or a SQLite file")
+    console.add_argument("--store", help="the experiment store (a postgresql:// DSN or a path)")
+    console.add_argument("--host", default="127.0.0.1", help="the address to bind (127.0.0.1)")
+    console.add_argument("--port", type=int, default=8484, help="the port (8484)")
+    console.add_argument(
+        "--token", help=f"a secret every request must carry (or ${TOKEN_VARIABLE})"
+    )
+    console.add_argument("--read-only", action="store_true", help="no actions that change state")
+
+
+def run_console(args: argparse.Namespace) -> int:
+    """The ``console`` command: the process exit status."""
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    if args.host not in _LOCAL and token is None:
+        print(
+            f"langchain-evals console: serving on {args.host} needs a token (--token or "
+            f"${TOKEN_VARIABLE}); on 127.0.0.1 it does not",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        import uvicorn
+
+        from langchain_evals_port.console import create_app
+    except ImportError as error:
+        print(
+            f"langchain-evals console: {error}; install the console extra: "
+            "pip install 'langchain-evals-port[console]'",
+            file=sys.stderr,
+        )
+        return 2
+    from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
+
+    ledger = open_ledger(args.ledger)
+    if not isinstance(ledger, SqlLedger):
+        print("langchain-evals console: the ledger must be SQLite or PostgreSQL", file=sys.stderr)
+        return 2
+    store = None
+    if args.store:
+        from langchain_evals_port.experiments import ExperimentStore
+
+        store = ExperimentStore(args.store)
+    try:
+        app = create_app(ledger, store, token=token, read_only=args.read_only)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    finally:
+        ledger.close()
+        if store is not None:
+            store.close()
+    return 0

@@ -1,0 +1,385 @@
+"""``create_app``: the console as a Starlette application, rendered on the server.
+
+Pages are Jinja2 templates (``templates/``) with autoescaping on, so every transcript, judge
+reasoning and payload is shown as text. Charts are Plotly's, its JavaScript served from the
+installed ``plotly`` package: nothing is fetched from elsewhere, and the page works offline.
+
+Security: with a ``token`` every request must carry it (``Authorization: Bearer``, the
+``langchain_evals_token`` cookie, or once as ``?token=``, which sets the cookie) or gets 401.
+Every change of state (resuming a waiting evaluation, retrying a failed one) is a POST whose
+form carries the CSRF token of the ``langchain_evals_csrf`` cookie (a double-submitted random
+token, compared in constant time); ``read_only`` removes those actions.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
+
+from ._queries import OUTCOMES, ConsoleQueries, Series
+
+__all__ = ["create_app"]
+
+HERE = Path(__file__).resolve().parent
+TOKEN_COOKIE = "langchain_evals_token"
+CSRF_COOKIE = "langchain_evals_csrf"
+RANGES = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "365d": 365 * 86400}
+
+
+def create_app(
+    ledger: SqlLedger,
+    store: Any = None,
+    *,
+    token: str | None = None,
+    read_only: bool = False,
+) -> Any:
+    """The console over ``ledger`` (and, when given, an ``ExperimentStore``).
+
+    Args:
+        ledger: A ``SqliteLedger`` or ``PostgresLedger``.
+        store: The ``ExperimentStore`` whose experiments the console shows, or ``None``.
+        token: A secret every request must carry (required when serving beyond 127.0.0.1).
+        read_only: Leave out the actions that change state (resume, retry).
+
+    Returns:
+        A Starlette application (serve it with uvicorn, or ``langchain-evals console``).
+    """
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+    from starlette.templating import Jinja2Templates
+
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.filters["moment"] = _moment
+    templates.env.filters["pretty"] = _pretty
+    console = _Console(ConsoleQueries(ledger), store, templates, read_only)
+    routes = [
+        Route("/", console.overview),
+        Route("/interactions", console.interactions),
+        Route("/interactions/{interaction_id:path}", console.interaction),
+        Route("/waiting", console.waiting),
+        Route("/failed", console.failed),
+        Route("/static/plotly.min.js", _plotly),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    if not read_only:
+        routes += [
+            Route("/waiting/{evaluation_id:path}/resume", console.resume, methods=["POST"]),
+            Route("/failed/{evaluation_id:path}/retry", console.retry, methods=["POST"]),
+        ]
+    middleware = [Middleware(_Guard, token=token)]
+    return Starlette(routes=routes, middleware=middleware)
+
+
+class _Console:
+    """The page handlers."""
+
+    def __init__(
+        self, queries: ConsoleQueries, store: Any, templates: Any, read_only: bool
+    ) -> None:
+        self.queries = queries
+        self.store = store
+        self.templates = templates
+        self.read_only = read_only
+
+    def _page(self, request: Any, name: str, **context: Any) -> Any:
+        return self.templates.TemplateResponse(
+            request,
+            name,
+            {
+                "read_only": self.read_only,
+                "experiments": self.store is not None,
+                "csrf_token": request.state.csrf_token,
+                **context,
+            },
+        )
+
+    async def overview(self, request: Any) -> Any:
+        span = RANGES.get(request.query_params.get("range", "7d"), RANGES["7d"])
+        until = time.time()
+        series = await _off_loop(self.queries.overview, until - span, until)
+        failures = await _off_loop(self.queries.latest_failures)
+        return self._page(
+            request,
+            "overview.html",
+            series=series,
+            charts=[_chart(one) for one in series],
+            failures=failures,
+            ranges=list(RANGES),
+            selected=request.query_params.get("range", "7d"),
+        )
+
+    async def interactions(self, request: Any) -> Any:
+        query = request.query_params
+        outcome = query.get("outcome") or None
+        if outcome is not None and outcome not in OUTCOMES:
+            return _bad_request(f"outcome: expected one of {', '.join(OUTCOMES)}, got {outcome!r}")
+        try:
+            since = _epoch(query.get("since"))
+            until = _epoch(query.get("until"))
+            rows, next_cursor = await _off_loop(
+                lambda: self.queries.interactions(
+                    agent_id=query.get("agent") or None,
+                    evaluator_id=query.get("evaluator") or None,
+                    outcome=outcome,
+                    since=since,
+                    until=until,
+                    text=query.get("text") or None,
+                    cursor=query.get("cursor") or None,
+                )
+            )
+        except ValueError as error:
+            return _bad_request(str(error))
+        agents, evaluators = await _off_loop(self.queries.agents_and_evaluators)
+        filters = {
+            k: query.get(k, "") for k in ("agent", "evaluator", "outcome", "since", "until", "text")
+        }
+        return self._page(
+            request,
+            "interactions.html",
+            rows=rows,
+            next_cursor=next_cursor,
+            filters=filters,
+            agents=agents,
+            evaluators=evaluators,
+            outcomes=OUTCOMES,
+        )
+
+    async def interaction(self, request: Any) -> Any:
+        try:
+            record, evaluations = await _off_loop(
+                self.queries.interaction, request.path_params["interaction_id"]
+            )
+        except InteractionNotFoundError as error:
+            return self._page(request, "missing.html", message=str(error))
+        return self._page(request, "interaction.html", record=record, evaluations=evaluations)
+
+    async def waiting(self, request: Any) -> Any:
+        units = await _off_loop(self.queries.waiting)
+        return self._page(
+            request, "waiting.html", units=units, done=request.query_params.get("done")
+        )
+
+    async def resume(self, request: Any) -> Any:
+        from starlette.responses import RedirectResponse
+
+        form = await request.form()
+        answer = str(form.get("answer", ""))
+        try:
+            value: Any = json.loads(answer)
+        except ValueError:
+            value = answer  # a plain-text answer
+        evaluation_id = request.path_params["evaluation_id"]
+        resumed = await _off_loop(self.queries.resume, evaluation_id, value)
+        if not resumed:
+            return _bad_request(f"evaluation {evaluation_id!r} is not waiting for a person")
+        return RedirectResponse(f"/waiting?done={evaluation_id}", status_code=303)
+
+    async def failed(self, request: Any) -> Any:
+        records, next_cursor = await _off_loop(
+            lambda: self.queries.failed(cursor=request.query_params.get("cursor") or None)
+        )
+        return self._page(
+            request,
+            "failed.html",
+            records=records,
+            next_cursor=next_cursor,
+            queued=request.query_params.get("queued"),
+        )
+
+    async def retry(self, request: Any) -> Any:
+        from starlette.responses import RedirectResponse
+
+        evaluation_id = request.path_params["evaluation_id"]
+        retry_id = await _off_loop(self.queries.retry, evaluation_id)
+        if retry_id is None:
+            return _bad_request(f"evaluation {evaluation_id!r} is not a failed evaluation")
+        return RedirectResponse(f"/failed?queued={retry_id}", status_code=303)
+
+
+class _Guard:
+    """ASGI middleware: the access token (when configured) and the CSRF token."""
+
+    def __init__(self, app: Any, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from starlette.requests import Request
+        from starlette.responses import PlainTextResponse, RedirectResponse
+
+        request = Request(scope, receive)
+        cookies: list[tuple[str, str]] = []
+        if self.token is not None:
+            given = request.query_params.get("token")
+            if given is not None and secrets.compare_digest(given, self.token):
+                # Once in the address: kept in a cookie, and the address cleaned of it.
+                response: Any = RedirectResponse(request.url.remove_query_params("token"), 303)
+                response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
+                await response(scope, receive, send)
+                return
+            if not self._authorized(request):
+                await PlainTextResponse("a token is required", status_code=401)(
+                    scope, receive, send
+                )
+                return
+        csrf = request.cookies.get(CSRF_COOKIE)
+        if csrf is None:
+            csrf = secrets.token_urlsafe(32)
+            cookies.append((CSRF_COOKIE, csrf))
+        if request.method == "POST":
+            body = await request.body()  # read first: the form is parsed from it
+            form = await request.form()
+            sent = str(form.get("csrf_token", ""))
+            if not sent or not secrets.compare_digest(sent, request.cookies.get(CSRF_COOKIE, "")):
+                await PlainTextResponse("the form's CSRF token is missing or wrong", 403)(
+                    scope, receive, send
+                )
+                return
+            # The form is read: hand the body on to the page as it was.
+            receive = _replay(body)
+        scope.setdefault("state", {})["csrf_token"] = csrf
+
+        async def send_with_cookies(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and cookies:
+                headers = list(message.get("headers", []))
+                for name, value in cookies:
+                    headers.append(
+                        (
+                            b"set-cookie",
+                            f"{name}={value}; Path=/; SameSite=Strict; HttpOnly".encode(),
+                        )
+                    )
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookies)
+
+    def _authorized(self, request: Any) -> bool:
+        assert self.token is not None
+        header = request.headers.get("authorization", "")
+        bearer = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
+        cookie = request.cookies.get(TOKEN_COOKIE, "")
+        return any(secrets.compare_digest(given, self.token) for given in (bearer, cookie) if given)
+
+
+def _replay(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+async def _plotly(request: Any) -> Any:
+    """Plotly's JavaScript, from the installed ``plotly`` package."""
+    import plotly  # type: ignore[import-untyped]
+    from starlette.responses import FileResponse
+
+    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    return FileResponse(
+        path, media_type="text/javascript", headers={"Cache-Control": "max-age=86400"}
+    )
+
+
+async def _off_loop(call: Callable[..., Any], *args: Any) -> Any:
+    """A ledger query, on a worker thread (its SQL blocks)."""
+    import asyncio
+
+    return await asyncio.to_thread(call, *args)
+
+
+def _bad_request(message: str) -> Any:
+    from starlette.responses import PlainTextResponse
+
+    return PlainTextResponse(message, status_code=400)
+
+
+def _epoch(text: str | None) -> float | None:
+    """An ISO date or date-time (UTC when it names no zone) as epoch seconds."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"expected an ISO date such as 2026-12-01 or 2026-12-01T09:30, got {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def _chart(series: Series) -> dict[str, Any]:
+    """A Plotly figure of one agent and evaluator: the pass rate per bucket with its Wilson
+    band, and the mean score."""
+    times = [_moment(b.start) for b in series.buckets]
+    rates = [b.pass_rate for b in series.buckets]
+    lows = [b.interval.low if b.interval else None for b in series.buckets]
+    highs = [b.interval.high if b.interval else None for b in series.buckets]
+    return {
+        "id": f"chart-{series.agent_id}-{series.evaluator_id}",
+        "data": [
+            {
+                "x": times,
+                "y": highs,
+                "mode": "lines",
+                "line": {"width": 0},
+                "showlegend": False,
+                "hoverinfo": "skip",
+            },
+            {
+                "x": times,
+                "y": lows,
+                "mode": "lines",
+                "line": {"width": 0},
+                "fill": "tonexty",
+                "fillcolor": "rgba(31,119,180,0.2)",
+                "name": "95 % interval",
+                "hoverinfo": "skip",
+            },
+            {"x": times, "y": rates, "mode": "lines+markers", "name": "pass rate"},
+            {
+                "x": times,
+                "y": [b.score_mean for b in series.buckets],
+                "mode": "lines+markers",
+                "name": "mean score",
+                "line": {"dash": "dot"},
+            },
+        ],
+        "layout": {
+            "title": {"text": f"{series.agent_id} · {series.evaluator_id}"},
+            "yaxis": {"range": [0, 1], "title": {"text": "pass rate / score"}},
+            "xaxis": {"title": {"text": "time (UTC)"}},
+            "height": 280,
+            "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
+        },
+    }
+
+
+def _moment(value: Any) -> str:
+    """A time as ``YYYY-MM-DD HH:MM`` UTC (epoch seconds or a datetime)."""
+    moment = (
+        datetime.fromtimestamp(value, tz=timezone.utc)
+        if isinstance(value, (int, float))
+        else value.astimezone(timezone.utc)
+    )
+    return str(moment.strftime("%Y-%m-%d %H:%M"))
+
+
+def _pretty(value: Any) -> str:
+    """A value as indented JSON (its ``repr`` where JSON cannot hold it)."""
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -1,0 +1,281 @@
+"""What the console reads from a SQL ledger, each an indexed query.
+
+The overview aggregates the summary columns of ``ledger_evaluations`` (``outcome``,
+``passed``, ``score``: schema version 5) by agent, evaluator and time bucket, from an index
+that holds them all; the lists page by keyset (time, then id), newest first, as the ledger
+itself does. A failed evaluation is retried by queueing a new work unit whose id is the
+failed one's with ``:retry`` appended: queueing ignores an id already queued or recorded, so a
+retry runs once however often it is asked for.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_evals_port.reporting.statistics import Interval, wilson_interval
+from langchain_evals_port.runtime import EvaluationRecord, InteractionRecord, WorkUnit
+from langchain_evals_port.runtime.ledger import SqlLedger
+from langchain_evals_port.runtime.ledger._pages import decode_cursor, encode_cursor
+
+__all__ = [
+    "Bucket",
+    "ConsoleQueries",
+    "InteractionRow",
+    "Series",
+    "bucket_seconds",
+]
+
+OUTCOMES = ("verdict", "inconclusive", "failed")
+
+
+def bucket_seconds(span: float) -> int:
+    """The width of the overview's time buckets for a range of ``span`` seconds: an hour up
+    to two days, else a day."""
+    return 3600 if span <= 2 * 86400 else 86400
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One time bucket of one agent and evaluator: its evaluations by outcome, the verdicts
+    that passed (with the pass rate's Wilson interval) and the mean score."""
+
+    start: float
+    evaluations: int
+    verdicts: int
+    passed: int
+    inconclusive: int
+    failed: int
+    score_mean: float | None
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passed verdicts over verdicts; ``None`` without a verdict."""
+        return self.passed / self.verdicts if self.verdicts else None
+
+    @property
+    def interval(self) -> Interval | None:
+        """The pass rate's 95 % Wilson interval; ``None`` without a verdict."""
+        return wilson_interval(self.passed, self.verdicts) if self.verdicts else None
+
+
+@dataclass
+class Series:
+    """The buckets of one agent and evaluator, oldest first, with their totals."""
+
+    agent_id: str
+    evaluator_id: str
+    buckets: list[Bucket] = field(default_factory=list)
+
+    @property
+    def total(self) -> Bucket:
+        """All the buckets added up (its ``start`` is the first bucket's)."""
+        scores = [(b.score_mean, b.verdicts) for b in self.buckets if b.score_mean is not None]
+        weight = sum(n for _, n in scores)
+        return Bucket(
+            start=self.buckets[0].start if self.buckets else 0.0,
+            evaluations=sum(b.evaluations for b in self.buckets),
+            verdicts=sum(b.verdicts for b in self.buckets),
+            passed=sum(b.passed for b in self.buckets),
+            inconclusive=sum(b.inconclusive for b in self.buckets),
+            failed=sum(b.failed for b in self.buckets),
+            score_mean=sum(m * n for m, n in scores) / weight if weight else None,
+        )
+
+
+@dataclass(frozen=True)
+class InteractionRow:
+    """An interaction in a list: the record and its evaluations' summaries
+    (evaluator id, outcome, passed)."""
+
+    record: InteractionRecord
+    evaluations: list[tuple[str, str, bool | None]]
+
+
+class ConsoleQueries:
+    """The console's reads and its two writes (resume, retry) on one SQL ledger."""
+
+    def __init__(self, ledger: SqlLedger) -> None:
+        self.ledger = ledger
+        postgres = ledger.dialect == "postgresql"
+        self._bucket = (
+            "floor(evaluated_at / %s)::bigint" if postgres else "CAST(evaluated_at / %s AS INTEGER)"
+        )
+        self._contains = "i.record::text ILIKE %s" if postgres else "i.record LIKE %s"
+
+    # --- overview ---------------------------------------------------------------------------
+
+    def overview(self, since: float, until: float) -> list[Series]:
+        """Every agent and evaluator with evaluations in ``[since, until)``, in buckets."""
+        width = bucket_seconds(until - since)
+        rows = self.ledger.select(
+            f"SELECT agent_id, evaluator_id, {self._bucket} AS bucket, count(*),"
+            " sum(CASE WHEN outcome = 'verdict' THEN 1 ELSE 0 END), sum(passed),"
+            " sum(CASE WHEN outcome = 'inconclusive' THEN 1 ELSE 0 END),"
+            " sum(CASE WHEN outcome = 'failed' THEN 1 ELSE 0 END), avg(score)"
+            " FROM ledger_evaluations WHERE evaluated_at >= %s AND evaluated_at < %s"
+            " GROUP BY agent_id, evaluator_id, bucket ORDER BY agent_id, evaluator_id, bucket",
+            (width, since, until),
+        )
+        series: dict[tuple[str, str], Series] = {}
+        for agent, evaluator, bucket, total, verdicts, passed, inconclusive, failed, score in rows:
+            found = series.setdefault((agent, evaluator), Series(agent, evaluator))
+            found.buckets.append(
+                Bucket(
+                    start=float(bucket) * width,
+                    evaluations=int(total),
+                    verdicts=int(verdicts or 0),
+                    passed=int(passed or 0),
+                    inconclusive=int(inconclusive or 0),
+                    failed=int(failed or 0),
+                    score_mean=None if score is None else float(score),
+                )
+            )
+        return list(series.values())
+
+    def latest_failures(self, limit: int = 10) -> list[EvaluationRecord]:
+        """The newest failed evaluations."""
+        rows = self.ledger.select(
+            "SELECT record FROM ledger_evaluations WHERE outcome = 'failed'"
+            " ORDER BY evaluated_at DESC, evaluation_id DESC LIMIT %s",
+            (limit,),
+        )
+        return [EvaluationRecord.model_validate_json(text) for (text,) in rows]
+
+    # --- lists ------------------------------------------------------------------------------
+
+    def interactions(
+        self,
+        *,
+        agent_id: str | None = None,
+        evaluator_id: str | None = None,
+        outcome: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        text: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> tuple[list[InteractionRow], str | None]:
+        """Interactions newest first, filtered; the page and the cursor of the next."""
+        where: list[str] = []
+        parameters: list[Any] = []
+        if agent_id:
+            where.append("i.agent_id = %s")
+            parameters.append(agent_id)
+        if since is not None:
+            where.append("i.started_at >= %s")
+            parameters.append(since)
+        if until is not None:
+            where.append("i.started_at < %s")
+            parameters.append(until)
+        if text:
+            where.append(self._contains)
+            parameters.append(f"%{text}%")  # LIKE's own % and _ in it match loosely
+        if evaluator_id or outcome:
+            conditions = ["e.interaction_id = i.interaction_id"]
+            if evaluator_id:
+                conditions.append("e.evaluator_id = %s")
+                parameters.append(evaluator_id)
+            if outcome:
+                conditions.append("e.outcome = %s")
+                parameters.append(outcome)
+            where.append(
+                f"EXISTS (SELECT 1 FROM ledger_evaluations e WHERE {' AND '.join(conditions)})"
+            )
+        if cursor:
+            moment, key = decode_cursor(cursor)
+            where.append("(i.started_at < %s OR (i.started_at = %s AND i.interaction_id < %s))")
+            parameters.extend([moment, moment, key])
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self.ledger.select(
+            f"SELECT i.started_at, i.interaction_id, i.record FROM ledger_interactions i {clause}"
+            " ORDER BY i.started_at DESC, i.interaction_id DESC LIMIT %s",
+            [*parameters, limit + 1],
+        )
+        page = rows[:limit]
+        next_cursor = encode_cursor(page[-1][0], page[-1][1]) if len(rows) > limit else None
+        records = [InteractionRecord.model_validate_json(text) for _, _, text in page]
+        summaries = self._summaries([record.interaction_id for record in records])
+        return [
+            InteractionRow(record, summaries.get(record.interaction_id, [])) for record in records
+        ], next_cursor
+
+    def _summaries(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, bool | None]]]:
+        if not ids:
+            return {}
+        marks = ", ".join(["%s"] * len(ids))
+        rows = self.ledger.select(
+            "SELECT interaction_id, evaluator_id, outcome, passed FROM ledger_evaluations"
+            f" WHERE interaction_id IN ({marks}) ORDER BY evaluated_at, evaluation_id",
+            list(ids),
+        )
+        found: dict[str, list[tuple[str, str, bool | None]]] = {}
+        for interaction_id, evaluator_id, outcome, passed in rows:
+            found.setdefault(interaction_id, []).append(
+                (evaluator_id, outcome, None if passed is None else bool(passed))
+            )
+        return found
+
+    def failed(
+        self, *, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[EvaluationRecord], str | None]:
+        """Failed evaluations, newest first; the page and the cursor of the next."""
+        where, parameters = "", []
+        if cursor:
+            moment, key = decode_cursor(cursor)
+            where = " AND (evaluated_at < %s OR (evaluated_at = %s AND evaluation_id < %s))"
+            parameters = [moment, moment, key]
+        rows = self.ledger.select(
+            "SELECT evaluated_at, evaluation_id, record FROM ledger_evaluations"
+            f" WHERE outcome = 'failed'{where}"
+            " ORDER BY evaluated_at DESC, evaluation_id DESC LIMIT %s",
+            [*parameters, limit + 1],
+        )
+        page = rows[:limit]
+        next_cursor = encode_cursor(page[-1][0], page[-1][1]) if len(rows) > limit else None
+        return [EvaluationRecord.model_validate_json(text) for _, _, text in page], next_cursor
+
+    def agents_and_evaluators(self) -> tuple[list[str], list[str]]:
+        """The agent ids and evaluator ids with evaluations, for the filters."""
+        agents = self.ledger.select("SELECT DISTINCT agent_id FROM ledger_evaluations")
+        evaluators = self.ledger.select("SELECT DISTINCT evaluator_id FROM ledger_evaluations")
+        return sorted(a for (a,) in agents), sorted(e for (e,) in evaluators)
+
+    # --- one interaction, waiting reviews, retries ------------------------------------------
+
+    def interaction(self, interaction_id: str) -> tuple[InteractionRecord, list[EvaluationRecord]]:
+        """The interaction and every evaluation of it (``InteractionNotFoundError``)."""
+        record = self.ledger.get_interaction(interaction_id)
+        return record, self.ledger.get_evaluations(interaction_id)
+
+    def waiting(self) -> list[WorkUnit]:
+        """The durable evaluations waiting for a person, oldest first."""
+        return self.ledger.waiting_work()
+
+    def resume(self, evaluation_id: str, value: Any) -> bool:
+        """Resume a waiting evaluation with the reviewer's ``value``; False when none waits."""
+        return self.ledger.resume(evaluation_id, value)
+
+    def retry(self, evaluation_id: str) -> str | None:
+        """Queue a new attempt of a failed evaluation; the new evaluation's id, or ``None``
+        when ``evaluation_id`` is not a failed evaluation."""
+        record = self.ledger.get_evaluation(evaluation_id)
+        if record is None or record.outcome != "failed":
+            return None
+        retry_id = f"{evaluation_id}:retry"
+        self.ledger.enqueue(
+            [
+                WorkUnit(
+                    evaluation_id=retry_id,
+                    evaluator_id=record.evaluator_id,
+                    interaction_id=record.interaction_id,
+                    agent_id=record.agent_id,
+                    trigger=record.trigger,
+                    trigger_attributes=record.trigger_attributes,
+                    enqueued_at=time.time(),
+                )
+            ]
+        )
+        return retry_id

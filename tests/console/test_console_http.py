@@ -1,0 +1,137 @@
+"""The console over HTTP (Starlette's test client): every page answers from a seeded SQLite
+ledger with the right figures, escapes untrusted text, retries a failure once, resumes a
+waiting review, and guards access with a token and forms with a CSRF token. The browser tests
+(``test_console_browser.py``) check the same pages as a person sees them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _seed import SCRIPT, seed_small
+
+pytest.importorskip("starlette", reason="the console extra is not installed")
+from starlette.testclient import TestClient
+
+from langchain_evals_port.console import create_app
+from langchain_evals_port.runtime.ledger import SqliteLedger
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Iterator[SqliteLedger]:
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    seed_small(ledger)
+    yield ledger
+    ledger.close()
+
+
+@pytest.fixture
+def client(ledger: SqliteLedger) -> TestClient:
+    return TestClient(create_app(ledger))
+
+
+def test_the_overview_shows_each_evaluator_s_pass_rate_with_its_interval(
+    client: TestClient,
+) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    rows = re.findall(
+        r'data-agent="support" data-evaluator="([^"]+)">.*?class="num pass-rate">([^<]*)<',
+        page.text,
+        re.S,
+    )
+    # 7 of 10 passed; Wilson's interval for 7/10.
+    assert rows == [("helpfulness", "0.700 [0.397, 0.892]"), ("tone", "—")]
+    assert "[timeout] TimeoutError: judge timed out after 30 s" in page.text
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("", 10),
+        ("?outcome=failed", 1),
+        ("?evaluator=tone", 1),
+        ("?text=order%203", 1),
+        ("?agent=nobody", 0),
+    ],
+)
+def test_interactions_are_filtered(client: TestClient, query: str, expected: int) -> None:
+    page = client.get(f"/interactions{query}")
+    assert page.status_code == 200
+    assert page.text.count('<a href="/interactions/i-') == expected
+
+
+def test_a_bad_filter_is_a_clear_error(client: TestClient) -> None:
+    page = client.get("/interactions?outcome=broken")
+    assert page.status_code == 400
+    assert "outcome: expected one of verdict, inconclusive, failed" in page.text
+
+
+def test_a_transcript_is_shown_as_text(client: TestClient) -> None:
+    page = client.get("/interactions/i-0")
+    assert page.status_code == 200
+    assert SCRIPT not in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
+    assert "reasoning 0" in page.text
+
+
+def test_a_failed_evaluation_is_queued_again_once(client: TestClient, ledger: SqliteLedger) -> None:
+    client.get("/failed")
+    csrf = client.cookies["langchain_evals_csrf"]
+    for _ in range(2):
+        answer = client.post(
+            "/failed/e-tone-failed/retry", data={"csrf_token": csrf}, follow_redirects=False
+        )
+        assert answer.status_code == 303
+    queued = [c.unit.evaluation_id for c in ledger.claim("w", limit=10, lease_seconds=5.0)]
+    assert queued == ["e-tone-failed:retry"]
+
+
+def test_a_waiting_review_is_resumed_with_the_answer(
+    client: TestClient, ledger: SqliteLedger
+) -> None:
+    client.get("/waiting")
+    csrf = client.cookies["langchain_evals_csrf"]
+    answer = client.post(
+        "/waiting/e-review/resume",
+        data={"csrf_token": csrf, "answer": '{"approved": true}'},
+        follow_redirects=False,
+    )
+    assert answer.status_code == 303
+    assert ledger.waiting_work() == []
+    [claim] = ledger.claim("w", limit=1, lease_seconds=5.0)
+    assert (claim.unit.resumed, claim.unit.resume_value) == (True, {"approved": True})
+
+
+def test_a_post_without_the_csrf_token_is_refused(client: TestClient, ledger: SqliteLedger) -> None:
+    client.get("/failed")
+    refused = client.post("/failed/e-tone-failed/retry", data={"csrf_token": "forged"})
+    assert refused.status_code == 403
+    assert client.post("/failed/e-tone-failed/retry", data={}).status_code == 403
+    assert ledger.pending_work() == 1  # only the seeded review
+
+
+def test_a_token_is_required_when_configured(ledger: SqliteLedger) -> None:
+    client = TestClient(create_app(ledger, token="s3cret"))
+    assert client.get("/").status_code == 401
+    assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    # Once in the address, then a cookie.
+    assert client.get("/?token=s3cret").status_code == 200
+    assert client.get("/waiting").status_code == 200
+
+
+def test_read_only_has_no_actions(ledger: SqliteLedger) -> None:
+    client = TestClient(create_app(ledger, read_only=True))
+    assert "Retry" not in client.get("/failed").text
+    assert "Resume" not in client.get("/waiting").text
+    assert client.post("/failed/e-tone-failed/retry", data={}).status_code in (403, 405)
+
+
+def test_plotly_is_served_from_the_installed_package(client: TestClient) -> None:
+    script = client.get("/static/plotly.min.js")
+    assert script.status_code == 200
+    assert len(script.content) > 1_000_000
+    assert 'src="/static/plotly.min.js"' in client.get("/").text

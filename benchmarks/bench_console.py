@@ -6,17 +6,19 @@
    is evaluated by two of the evaluators (about 88 % verdicts, 8 % inconclusive, 4 % failed).
    50 durable reviews wait for a person. Records are built as the runtime builds them
    (pydantic models) and written as the ledger writes them (its own row functions, so the
-   ``outcome``/``passed``/``score`` columns come from ``evaluation_summary``), in bulk, one
-   transaction per 10,000 rows. The file is kept in ``--data`` (default: a folder in the system's temporary
-   directory) and reused while it is
-   younger than ``--max-age`` hours (its times end when it was seeded, and the overview's
-   ranges end now); seeding takes about a minute on two cores.
+   ``outcome``/``passed``/``score`` columns come from ``evaluation_summary``), in bulk
+   (``executemany`` of 10,000 interactions and their evaluations at a time, one
+   transaction). The file is kept in ``--data`` (default: a folder in the system's temporary
+   directory) and reused while it is younger than ``--max-age`` hours (its times end when it
+   was seeded, and the overview's ranges end now) and the schema is the same; seeding takes
+   about 15 s on two cores.
 2. The console: ``create_app(ledger)`` served by uvicorn on 127.0.0.1 (a thread), each page
    requested ``--samples`` times with httpx after one warm-up request: the overview over
    24 h, 7 d and 30 d, the interactions list unfiltered, by agent, by evaluator, with a
    failed evaluation, by text, in a two-day range, its second page (by cursor), one
-   interaction, the waiting reviews and the failed evaluations. Printed per page: median,
-   p95 and whether p95 <= 300 ms (the target), with the bytes and rows it answered.
+   interaction, the waiting reviews and the failed evaluations. A text search reads
+   ``TEXT_WINDOW`` interactions a page, so one that matches nothing reads the whole window.
+   Printed per page: median, p95 and whether p95 <= 300 ms (the target), and its size.
 
 Run: ``.venv/bin/python benchmarks/bench_console.py [--data DIR] [--samples N]``
 (``--reseed`` builds the ledger again).
@@ -25,6 +27,7 @@ Run: ``.venv/bin/python benchmarks/bench_console.py [--data DIR] [--samples N]``
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -239,7 +242,13 @@ def ledger_file(folder: Path, reseed: bool, max_age_hours: float) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "console-ledger.db"
     marker = folder / "console-ledger.json"
-    shape = {"interactions": INTERACTIONS, "evaluations": INTERACTIONS * EVALUATIONS_EACH}
+    # Migration 5 is not released yet and may change in place: a new schema seeds again.
+    schema = hashlib.sha256(repr([m.sql for m in SqliteLedger.MIGRATIONS]).encode()).hexdigest()
+    shape = {
+        "interactions": INTERACTIONS,
+        "evaluations": INTERACTIONS * EVALUATIONS_EACH,
+        "schema": schema[:16],
+    }
     if not reseed and path.exists() and marker.exists():
         made = json.loads(marker.read_text())
         age = (time.time() - made["seeded_at"]) / 3600
@@ -306,6 +315,7 @@ def pages(client: httpx.Client) -> list[tuple[str, str]]:
         ("  outcome=failed", "/interactions?outcome=failed"),
         (f"  text={RARE_WORD}", f"/interactions?text={RARE_WORD}"),
         ("  text=refund", "/interactions?text=refund"),
+        ("  text=nosuchword (no match)", "/interactions?text=nosuchword"),
         (f"  since..until ({since}..{until})", f"/interactions?since={since}&until={until}"),
         ("  second page (cursor)", f"/interactions?cursor={cursor.group(1)}"),
         ("interaction", f"/interactions/i-{INTERACTIONS // 2:06d}"),
@@ -314,9 +324,9 @@ def pages(client: httpx.Client) -> list[tuple[str, str]]:
     ]
 
 
-def measure(client: httpx.Client, path: str, samples: int) -> tuple[list[float], int, int]:
-    """Wall times (ms) of ``samples`` requests of ``path`` after a warm-up; the bytes and
-    the table rows of the last answer."""
+def measure(client: httpx.Client, path: str, samples: int) -> tuple[list[float], int]:
+    """Wall times (ms) of ``samples`` requests of ``path`` after a warm-up; the bytes of the
+    last answer."""
     client.get(path).raise_for_status()
     times = []
     for _ in range(samples):
@@ -324,7 +334,7 @@ def measure(client: httpx.Client, path: str, samples: int) -> tuple[list[float],
         answer = client.get(path)
         times.append((time.perf_counter() - began) * 1000)
         answer.raise_for_status()
-    return times, len(answer.content), answer.text.count("<tr>") - 1
+    return times, len(answer.content)
 
 
 def p95(values: list[float]) -> float:
@@ -352,21 +362,21 @@ def main() -> None:
     )
     print(f"requests: {args.samples} per page after a warm-up; target p95 <= {TARGET_MS:.0f} ms")
     print()
-    print(f"{'page':<40} {'median ms':>10} {'p95 ms':>8}  {'<= 300':<6} {'rows':>5} {'KB':>6}")
+    print(f"{'page':<40} {'median ms':>10} {'p95 ms':>8}  {'<= 300':<6} {'KB':>6}")
     missed = []
     try:
         with served(ledger) as address, httpx.Client(base_url=address, timeout=60) as client:
             for name, target in pages(client):
                 if args.only and args.only not in name:
                     continue
-                times, size, rows = measure(client, target, args.samples)
+                times, size = measure(client, target, args.samples)
                 high = p95(times)
                 ok = high <= TARGET_MS
                 if not ok:
                     missed.append(name.strip())
                 print(
                     f"{name:<40} {statistics.median(times):>10.1f} {high:>8.1f}  "
-                    f"{'yes' if ok else 'NO':<6} {max(rows, 0):>5} {size / 1024:>6.1f}",
+                    f"{'yes' if ok else 'NO':<6} {size / 1024:>6.1f}",
                     flush=True,
                 )
     finally:

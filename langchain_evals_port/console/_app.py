@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
 
-from ._queries import OUTCOMES, ConsoleQueries, Series
+from ._queries import OUTCOMES, TEXT_WINDOW, ConsoleQueries, Series
 
 __all__ = ["create_app"]
 
@@ -151,6 +151,7 @@ class _Console:
             agents=agents,
             evaluators=evaluators,
             outcomes=OUTCOMES,
+            text_window=f"{TEXT_WINDOW:,}",
         )
 
     async def interaction(self, request: Any) -> Any:

@@ -135,3 +135,23 @@ def test_plotly_is_served_from_the_installed_package(client: TestClient) -> None
     assert script.status_code == 200
     assert len(script.content) > 1_000_000
     assert 'src="/static/plotly.min.js"' in client.get("/").text
+
+
+def test_a_text_search_reads_a_window_a_page_and_continues_after_it(
+    ledger: SqliteLedger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langchain_evals_port.console import _queries
+
+    monkeypatch.setattr(_queries, "TEXT_WINDOW", 4)
+    queries = _queries.ConsoleQueries(ledger)
+    found: list[str] = []
+    pages = 0
+    cursor = None
+    while True:
+        rows, cursor = queries.interactions(text="order 1", limit=50, cursor=cursor)
+        found += [row.record.interaction_id for row in rows]
+        pages += 1
+        if cursor is None:
+            break
+    # i-1 is the ninth newest of ten: in the third window of four, found on the third page.
+    assert (found, pages) == (["i-1"], 3)

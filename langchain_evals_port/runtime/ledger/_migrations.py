@@ -258,13 +258,17 @@ def evaluation_summary(record: dict[str, Any]) -> dict[str, Any]:
 
 
 # What the console aggregates (pass rates and scores per agent and evaluator over time, the
-# failures) as columns of their own, indexed, rather than inside each record's JSON.
+# failures) as columns of their own, indexed, rather than inside each record's JSON. The
+# overview reads a time range of every column it sums from one index alone: read through the
+# time index instead, 200,000 evaluations took 220 ms of table lookups on SQLite.
 _EVALUATION_SUMMARY = """
 ALTER TABLE ledger_evaluations ADD COLUMN outcome text;
 ALTER TABLE ledger_evaluations ADD COLUMN passed integer;
 ALTER TABLE ledger_evaluations ADD COLUMN score double precision;
 CREATE INDEX IF NOT EXISTS ledger_evaluations_by_agent_evaluator
     ON ledger_evaluations (agent_id, evaluator_id, evaluated_at);
+CREATE INDEX IF NOT EXISTS ledger_evaluations_summary_by_time
+    ON ledger_evaluations (evaluated_at, agent_id, evaluator_id, outcome, passed, score);
 CREATE INDEX IF NOT EXISTS ledger_evaluations_by_outcome
     ON ledger_evaluations (outcome, evaluated_at, evaluation_id)
 """

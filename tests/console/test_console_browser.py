@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
@@ -205,7 +205,23 @@ def test_the_overview_shows_the_pass_rate_and_draws_the_charts(seeded: str, tab:
     assert rate.inner_text() == PASS_RATE
     assert tab.page.locator('#summary tr[data-evaluator="tone"] .pass-rate').inner_text() == "—"
     assert charts_render(tab.page) == 2  # helpfulness and tone
-    assert tab.page.locator("#chart-support-helpfulness svg.main-svg").count() >= 1
+    # What Plotly drew: one daily bucket at 7/10, its interval as error bars, over the week.
+    plotted = tab.page.evaluate(
+        """() => {
+            const chart = document.getElementById("chart-support-helpfulness");
+            const rate = chart.data.find(trace => trace.name === "pass rate");
+            return {y: rate.y, plus: rate.error_y.array, minus: rate.error_y.arrayminus,
+                    range: chart.layout.xaxis.range};
+        }"""
+    )
+    assert plotted["y"] == [0.7]
+    assert [round(0.7 + plotted["plus"][0], 3), round(0.7 - plotted["minus"][0], 3)] == [
+        0.892,
+        0.397,
+    ]
+    start, end = (datetime.fromisoformat(moment) for moment in plotted["range"])
+    assert end - start == timedelta(days=7)
+    assert tab.page.locator("#chart-support-helpfulness .errorbar").count() >= 1
     assert "TimeoutError: judge timed out" in tab.page.locator("#latest-failures").inner_text()
     screenshot(tab.page, "overview")
 
@@ -351,6 +367,9 @@ def test_a_waiting_review_is_resumed_from_the_form_and_its_verdict_appears(
                     break
                 assert time.monotonic() < deadline, "the resumed review's verdict never appeared"
                 page.wait_for_timeout(100)
+            assert page.locator("#output").inner_text() == (
+                "You asked: Can I return opened headphones?"
+            )
             cells = verdicts.first.locator("td").all_inner_texts()
             assert cells[:5] == ["review", "verdict", "review", "True", note]
             assert tab.dialogs == []

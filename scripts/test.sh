@@ -2,18 +2,19 @@
 # The whole test suite. Extra arguments go to pytest.
 source "$(dirname "${BASH_SOURCE[0]}")/_bootstrap.sh"
 
-# The HTML report is also checked in headless Chromium; install it where we can.
+# The HTML report and the console are also checked in headless Chromium (the console through
+# Playwright, on the system's chromium); install it where we can.
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "test: installing chromium with apt-get for the browser test of the HTML report" >&2
+        echo "test: installing chromium with apt-get for the browser tests (HTML report, console)" >&2
         if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
             >/dev/null; }; then
-            echo "test: WARNING: installing chromium failed; the browser test of the HTML report" \
+            echo "test: WARNING: installing chromium failed; the browser tests (HTML report, console)" \
                 "will be SKIPPED (and FAIL under CI=true)" >&2
         fi
     else
         echo "test: WARNING: chromium is missing and cannot be installed here (needs root and" \
-            "apt-get); the browser test of the HTML report will be SKIPPED (and FAIL under CI=true)" >&2
+            "apt-get); the browser tests (HTML report, console) will be SKIPPED (and FAIL under CI=true)" >&2
     fi
 fi
 

@@ -111,7 +111,7 @@ class _Console:
             request,
             "overview.html",
             series=series,
-            charts=[_chart(one) for one in series],
+            charts=[_chart(one, until - span, until) for one in series],
             failures=failures,
             ranges=list(RANGES),
             selected=request.query_params.get("range", "7d"),
@@ -321,13 +321,16 @@ def _epoch(text: str | None) -> float | None:
     return moment.timestamp()
 
 
-def _chart(series: Series) -> dict[str, Any]:
-    """A Plotly figure of one agent and evaluator: the pass rate per bucket with its Wilson
-    band, and the mean score."""
+def _chart(series: Series, since: float, until: float) -> dict[str, Any]:
+    """A Plotly figure of one agent and evaluator over ``[since, until)``: the pass rate per
+    bucket with its Wilson band (and error bars, which a lone bucket's band cannot show),
+    and the mean score."""
     times = [_moment(b.start) for b in series.buckets]
     rates = [b.pass_rate for b in series.buckets]
     lows = [b.interval.low if b.interval else None for b in series.buckets]
     highs = [b.interval.high if b.interval else None for b in series.buckets]
+    above = [None if r is None or h is None else h - r for r, h in zip(rates, highs, strict=True)]
+    below = [None if r is None or lo is None else r - lo for r, lo in zip(rates, lows, strict=True)]
     return {
         "id": f"chart-{series.agent_id}-{series.evaluator_id}",
         "data": [
@@ -349,7 +352,20 @@ def _chart(series: Series) -> dict[str, Any]:
                 "name": "95 % interval",
                 "hoverinfo": "skip",
             },
-            {"x": times, "y": rates, "mode": "lines+markers", "name": "pass rate"},
+            {
+                "x": times,
+                "y": rates,
+                "mode": "lines+markers",
+                "name": "pass rate",
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": above,
+                    "arrayminus": below,
+                    "thickness": 1,
+                    "width": 4,
+                },
+            },
             {
                 "x": times,
                 "y": [b.score_mean for b in series.buckets],
@@ -361,7 +377,8 @@ def _chart(series: Series) -> dict[str, Any]:
         "layout": {
             "title": {"text": f"{series.agent_id} · {series.evaluator_id}"},
             "yaxis": {"range": [0, 1], "title": {"text": "pass rate / score"}},
-            "xaxis": {"title": {"text": "time (UTC)"}},
+            # The whole range asked for: a lone bucket would otherwise span a millisecond.
+            "xaxis": {"title": {"text": "time (UTC)"}, "range": [_moment(since), _moment(until)]},
             "height": 280,
             "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
         },

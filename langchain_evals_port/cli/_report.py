@@ -71,5 +71,10 @@ def run_report(args: argparse.Namespace) -> int:
     except (EvalsError, OSError, ValueError, sqlite3.Error) as error:
         print(f"langchain-evals report: {error}", file=sys.stderr)
         return 2
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    size = path.stat().st_size
+    print(
+        f"wrote {path} ({size / 1e6:.1f} MB)"
+        if size >= 1e6
+        else f"wrote {path} ({size // 1000} kB)"
+    )
     return 0

@@ -295,7 +295,7 @@ def _text(value: Any) -> str:
     """``value`` as one reads it: a string as it is, anything else as JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(to_jsonable_python(value, fallback=str), ensure_ascii=False, indent=1)
+    return json.dumps(to_jsonable_python(value, fallback=str), ensure_ascii=False)
 
 
 def _changes(

@@ -2,8 +2,9 @@
 
 Experiments (``run``, ``compare``, ``experiments``, ``rescore``: ``_experiments``), the
 online runtime's ``worker`` (``_worker``), which also shares an experiment's cases with
-``--experiment``, and the web ``console`` (``_console``). Each command imports what it
-needs when it runs, so ``--help`` is fast.
+``--experiment``, the web ``console`` (``_console``) and an experiment's page as one HTML
+file (``report``: ``_report``). Each command imports what it needs when it runs, so
+``--help`` is fast.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import langchain_evals_port
 
 from ._console import add_console, run_console
 from ._experiments import add_experiment_commands, run_command
+from ._report import add_report, run_report
 from ._worker import add_worker, load_evaluators, run_worker
 
 __all__ = ["load_evaluators", "main"]
@@ -34,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     add_experiment_commands(commands)
     add_worker(commands)
     add_console(commands)
+    add_report(commands)
     return parser
 
 
@@ -44,4 +47,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_worker(args)
     if args.command == "console":
         return run_console(args)
+    if args.command == "report":
+        return run_report(args)
     return run_command(args)

@@ -18,16 +18,16 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
 
+from ._experiments import experiment_routes
 from ._queries import OUTCOMES, TEXT_WINDOW, ConsoleQueries, Series
+from ._templates import HERE, moment, plotly_path, template_environment
 
 __all__ = ["create_app"]
 
-HERE = Path(__file__).resolve().parent
 TOKEN_COOKIE = "langchain_evals_token"
 CSRF_COOKIE = "langchain_evals_csrf"
 RANGES = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "365d": 365 * 86400}
@@ -57,9 +57,7 @@ def create_app(
     from starlette.staticfiles import StaticFiles
     from starlette.templating import Jinja2Templates
 
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
-    templates.env.filters["moment"] = _moment
-    templates.env.filters["pretty"] = _pretty
+    templates = Jinja2Templates(env=template_environment())
     console = _Console(ConsoleQueries(ledger), store, templates, read_only)
     routes = [
         Route("/", console.overview),
@@ -70,6 +68,9 @@ def create_app(
         Route("/static/plotly.min.js", _plotly),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
+    if store is not None:
+        # Before the static mount: /experiments/... is not a file.
+        routes[-2:-2] = experiment_routes(store, console.page)
     if not read_only:
         routes += [
             Route("/waiting/{evaluation_id:path}/resume", console.resume, methods=["POST"]),
@@ -90,16 +91,18 @@ class _Console:
         self.templates = templates
         self.read_only = read_only
 
-    def _page(self, request: Any, name: str, **context: Any) -> Any:
+    def page(self, request: Any, template: str, /, status: int = 200, **context: Any) -> Any:
+        """``template`` rendered with ``context`` and what every page shows."""
         return self.templates.TemplateResponse(
             request,
-            name,
+            template,
             {
                 "read_only": self.read_only,
                 "experiments": self.store is not None,
                 "csrf_token": request.state.csrf_token,
                 **context,
             },
+            status_code=status,
         )
 
     async def overview(self, request: Any) -> Any:
@@ -107,7 +110,7 @@ class _Console:
         until = time.time()
         series = await _off_loop(self.queries.overview, until - span, until)
         failures = await _off_loop(self.queries.latest_failures)
-        return self._page(
+        return self.page(
             request,
             "overview.html",
             series=series,
@@ -142,7 +145,7 @@ class _Console:
         filters = {
             k: query.get(k, "") for k in ("agent", "evaluator", "outcome", "since", "until", "text")
         }
-        return self._page(
+        return self.page(
             request,
             "interactions.html",
             rows=rows,
@@ -160,12 +163,12 @@ class _Console:
                 self.queries.interaction, request.path_params["interaction_id"]
             )
         except InteractionNotFoundError as error:
-            return self._page(request, "missing.html", message=str(error))
-        return self._page(request, "interaction.html", record=record, evaluations=evaluations)
+            return self.page(request, "missing.html", message=str(error))
+        return self.page(request, "interaction.html", record=record, evaluations=evaluations)
 
     async def waiting(self, request: Any) -> Any:
         units = await _off_loop(self.queries.waiting)
-        return self._page(
+        return self.page(
             request, "waiting.html", units=units, done=request.query_params.get("done")
         )
 
@@ -188,7 +191,7 @@ class _Console:
         records, next_cursor = await _off_loop(
             lambda: self.queries.failed(cursor=request.query_params.get("cursor") or None)
         )
-        return self._page(
+        return self.page(
             request,
             "failed.html",
             records=records,
@@ -284,12 +287,10 @@ def _replay(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
 
 async def _plotly(request: Any) -> Any:
     """Plotly's JavaScript, from the installed ``plotly`` package."""
-    import plotly  # type: ignore[import-untyped]
     from starlette.responses import FileResponse
 
-    path = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     return FileResponse(
-        path, media_type="text/javascript", headers={"Cache-Control": "max-age=86400"}
+        plotly_path(), media_type="text/javascript", headers={"Cache-Control": "max-age=86400"}
     )
 
 
@@ -311,21 +312,21 @@ def _epoch(text: str | None) -> float | None:
     if not text:
         return None
     try:
-        moment = datetime.fromisoformat(text)
+        when = datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(
             f"expected an ISO date such as 2026-12-01 or 2026-12-01T09:30, got {text!r}"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
 
 
 def _chart(series: Series, since: float, until: float) -> dict[str, Any]:
     """A Plotly figure of one agent and evaluator over ``[since, until)``: the pass rate per
     bucket with its Wilson band (and error bars, which a lone bucket's band cannot show),
     and the mean score."""
-    times = [_moment(b.start) for b in series.buckets]
+    times = [moment(b.start) for b in series.buckets]
     rates = [b.pass_rate for b in series.buckets]
     lows = [b.interval.low if b.interval else None for b in series.buckets]
     highs = [b.interval.high if b.interval else None for b in series.buckets]
@@ -378,26 +379,8 @@ def _chart(series: Series, since: float, until: float) -> dict[str, Any]:
             "title": {"text": f"{series.agent_id} · {series.evaluator_id}"},
             "yaxis": {"range": [0, 1], "title": {"text": "pass rate / score"}},
             # The whole range asked for: a lone bucket would otherwise span a millisecond.
-            "xaxis": {"title": {"text": "time (UTC)"}, "range": [_moment(since), _moment(until)]},
+            "xaxis": {"title": {"text": "time (UTC)"}, "range": [moment(since), moment(until)]},
             "height": 280,
             "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
         },
     }
-
-
-def _moment(value: Any) -> str:
-    """A time as ``YYYY-MM-DD HH:MM`` UTC (epoch seconds or a datetime)."""
-    moment = (
-        datetime.fromtimestamp(value, tz=timezone.utc)
-        if isinstance(value, (int, float))
-        else value.astimezone(timezone.utc)
-    )
-    return str(moment.strftime("%Y-%m-%d %H:%M"))
-
-
-def _pretty(value: Any) -> str:
-    """A value as indented JSON (its ``repr`` where JSON cannot hold it)."""
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        return repr(value)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import quote
 
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
 
@@ -163,7 +164,7 @@ class _Console:
                 self.queries.interaction, request.path_params["interaction_id"]
             )
         except InteractionNotFoundError as error:
-            return self.page(request, "missing.html", message=str(error))
+            return self.page(request, "missing.html", status=404, message=str(error))
         return self.page(request, "interaction.html", record=record, evaluations=evaluations)
 
     async def waiting(self, request: Any) -> Any:
@@ -197,16 +198,19 @@ class _Console:
             records=records,
             next_cursor=next_cursor,
             queued=request.query_params.get("queued"),
+            already=request.query_params.get("already"),
         )
 
     async def retry(self, request: Any) -> Any:
         from starlette.responses import RedirectResponse
 
         evaluation_id = request.path_params["evaluation_id"]
-        retry_id = await _off_loop(self.queries.retry, evaluation_id)
-        if retry_id is None:
+        retried = await _off_loop(self.queries.retry, evaluation_id)
+        if retried is None:
             return _bad_request(f"evaluation {evaluation_id!r} is not a failed evaluation")
-        return RedirectResponse(f"/failed?queued={retry_id}", status_code=303)
+        retry_id, queued = retried
+        outcome = "queued" if queued else "already"
+        return RedirectResponse(f"/failed?{outcome}={quote(retry_id)}", status_code=303)
 
 
 class _Guard:

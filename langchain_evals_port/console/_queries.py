@@ -294,14 +294,15 @@ class ConsoleQueries:
         """Resume a waiting evaluation with the reviewer's ``value``; False when none waits."""
         return self.ledger.resume(evaluation_id, value)
 
-    def retry(self, evaluation_id: str) -> str | None:
-        """Queue a new attempt of a failed evaluation; the new evaluation's id, or ``None``
-        when ``evaluation_id`` is not a failed evaluation."""
+    def retry(self, evaluation_id: str) -> tuple[str, bool] | None:
+        """Queue a new attempt of a failed evaluation: its id, and whether this call queued
+        it (False: it was queued or has run already); ``None`` when ``evaluation_id`` is not
+        a failed evaluation."""
         record = self.ledger.get_evaluation(evaluation_id)
         if record is None or record.outcome != "failed":
             return None
         retry_id = f"{evaluation_id}:retry"
-        self.ledger.enqueue(
+        queued = self.ledger.enqueue(
             [
                 WorkUnit(
                     evaluation_id=retry_id,
@@ -314,4 +315,4 @@ class ConsoleQueries:
                 )
             ]
         )
-        return retry_id
+        return retry_id, queued == 1

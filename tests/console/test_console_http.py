@@ -69,6 +69,12 @@ def test_a_bad_filter_is_a_clear_error(client: TestClient) -> None:
     assert "outcome: expected one of verdict, inconclusive, failed" in page.text
 
 
+def test_an_unknown_interaction_is_a_404(client: TestClient) -> None:
+    page = client.get("/interactions/i-nope")
+    assert page.status_code == 404
+    assert "i-nope" in page.text
+
+
 def test_a_transcript_is_shown_as_text(client: TestClient) -> None:
     page = client.get("/interactions/i-0")
     assert page.status_code == 200
@@ -80,11 +86,15 @@ def test_a_transcript_is_shown_as_text(client: TestClient) -> None:
 def test_a_failed_evaluation_is_queued_again_once(client: TestClient, ledger: SqliteLedger) -> None:
     client.get("/failed")
     csrf = client.cookies["langchain_evals_csrf"]
+    notices = []
     for _ in range(2):
-        answer = client.post(
-            "/failed/e-tone-failed/retry", data={"csrf_token": csrf}, follow_redirects=False
-        )
-        assert answer.status_code == 303
+        answer = client.post("/failed/e-tone-failed/retry", data={"csrf_token": csrf})
+        assert answer.status_code == 200
+        notices.append(re.search(r'<p class="notice">([^<]*)</p>', answer.text).group(1))  # type: ignore[union-attr]
+    assert notices == [
+        "Queued e-tone-failed:retry: a worker runs it once.",
+        "e-tone-failed:retry was queued already (or has run): nothing new was queued.",
+    ]
     queued = [c.unit.evaluation_id for c in ledger.claim("w", limit=10, lease_seconds=5.0)]
     assert queued == ["e-tone-failed:retry"]
 

@@ -12,50 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _seed import SCRIPT
+from _seed import SCRIPT, seed_experiments
 
 pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
 
-from langchain_evals_port import ExactMatch, Score, evaluator
 from langchain_evals_port.cli import main
 from langchain_evals_port.console import create_app
-from langchain_evals_port.experiments import Dataset, run_experiment
 from langchain_evals_port.runtime.ledger import SqliteLedger
-
-CASES = Dataset.from_records(
-    [{"id": f"c{n}", "inputs": {"n": n}, "reference_outputs": f"ok {n}"} for n in range(8)]
-    + [{"id": "xss", "inputs": {"n": 99}, "reference_outputs": SCRIPT}]
-)
-
-
-@evaluator(feedback_key="length")
-def length(outputs: str) -> Score:
-    return Score(len(outputs) <= 5, comment=f"{len(outputs)} characters, said the judge")
-
-
-def good(inputs: dict[str, int]) -> str:
-    return SCRIPT if inputs["n"] == 99 else f"ok {inputs['n']}"
-
-
-def regressed(inputs: dict[str, int]) -> str:
-    # The injected regression: every case from c4 on now answers wrong.
-    return SCRIPT if inputs["n"] == 99 else ("ok" if inputs["n"] >= 4 else f"ok {inputs['n']}")
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("experiments") / "experiments.db"
-    for target, name in ((good, "baseline-run"), (regressed, "candidate-run")):
-        run_experiment(
-            target,
-            CASES,
-            [ExactMatch(), length],
-            name=name,
-            store=path,
-            cache=False,
-            progress=False,
-        )
+    seed_experiments(path)
     return path
 
 

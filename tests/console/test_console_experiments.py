@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _seed import SCRIPT, seed_experiments
+from _seed import CASES, SCRIPT, good, seed_experiments
 
 pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
@@ -103,6 +103,28 @@ def test_an_unknown_experiment_is_a_404_naming_the_closest(client: TestClient) -
     compared = client.get("/experiments/compare?baseline=baseline-rn&candidate=candidate-run")
     assert compared.status_code == 404
     assert "did you mean &#39;baseline-run&#39;?" in compared.text
+
+
+def test_an_experiment_named_compare_is_reached_from_its_link(tmp_path: Path) -> None:
+    from langchain_evals_port import ExactMatch
+    from langchain_evals_port.experiments import ExperimentStore, run_experiment
+
+    run_experiment(good, CASES, [ExactMatch()], name="compare", store=tmp_path / "store.db")
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    experiments = ExperimentStore(tmp_path / "store.db")
+    try:
+        client = TestClient(create_app(ledger, experiments))
+        assert 'href="/experiments/compare"' in client.get("/experiments").text
+        page = client.get("/experiments/compare")
+        assert page.status_code == 200
+        assert "<h1>Experiment compare</h1>" in page.text
+        filtered = client.get("/experiments/compare?show=problems")
+        assert filtered.status_code == 200
+        assert 'class="run"' not in filtered.text  # every case matches
+        assert client.get("/experiments/compare?baseline=compare").status_code == 400
+    finally:
+        experiments.close()
+        ledger.close()
 
 
 def test_without_a_store_there_are_no_experiment_pages(tmp_path: Path) -> None:

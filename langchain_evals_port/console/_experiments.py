@@ -83,8 +83,8 @@ class _ExperimentPages:
             baseline=names[1] if len(names) > 1 else None,
         )
 
-    async def experiment(self, request: Any) -> Any:
-        name = request.path_params["name"]
+    async def experiment(self, request: Any, name: str | None = None) -> Any:
+        name = name or request.path_params["name"]
         show = request.query_params.get("show") or "all"
         if show not in SHOW:
             return _bad_request(f"show: expected one of {', '.join(SHOW)}, got {show!r}")
@@ -97,6 +97,9 @@ class _ExperimentPages:
     async def compare(self, request: Any) -> Any:
         query = request.query_params
         baseline_name, candidate_name = query.get("baseline"), query.get("candidate")
+        if "baseline" not in query and "candidate" not in query:
+            # The list's link to an experiment named "compare" (or its filter form).
+            return await self.experiment(request, "compare")
         if not baseline_name or not candidate_name:
             return _bad_request("compare: name a baseline and a candidate experiment")
         try:

@@ -1,13 +1,16 @@
-"""Ledgers with known contents for the console's tests and benchmark."""
+"""Ledgers and experiment stores with known contents for the console's tests and benchmark."""
 
 from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage
 
+from langchain_evals_port import ExactMatch, Score, evaluator
 from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.experiments import Dataset, run_experiment
 from langchain_evals_port.runtime import EvaluationRecord, InteractionRecord, WorkUnit
 from langchain_evals_port.runtime.ledger import SqlLedger
 
@@ -86,3 +89,42 @@ def seed_small(ledger: SqlLedger) -> dict[str, str]:
     [claim] = ledger.claim("seeder", limit=1, lease_seconds=30.0)
     ledger.release(claim, waiting=True, delay=3600.0, question={"question": "Is this reply right?"})
     return {"script": "i-0", "failed": "e-tone-failed", "waiting": "e-review"}
+
+
+# --- an experiment store -------------------------------------------------------------------
+
+CASES = Dataset.from_records(
+    [{"id": f"c{n}", "inputs": {"n": n}, "reference_outputs": f"ok {n}"} for n in range(8)]
+    + [{"id": "xss", "inputs": {"n": 99}, "reference_outputs": SCRIPT}]
+)
+"""Eight cases answered ``ok N``, and one whose answer is a script tag."""
+
+
+@evaluator(feedback_key="length")
+def length(outputs: str) -> Score:
+    return Score(len(outputs) <= 5, comment=f"{len(outputs)} characters, said the judge")
+
+
+def good(inputs: dict[str, int]) -> str:
+    return SCRIPT if inputs["n"] == 99 else f"ok {inputs['n']}"
+
+
+def regressed(inputs: dict[str, int]) -> str:
+    # The injected regression: every case from c4 on now answers wrong.
+    return SCRIPT if inputs["n"] == 99 else ("ok" if inputs["n"] >= 4 else f"ok {inputs['n']}")
+
+
+def seed_experiments(path: Path) -> None:
+    """Two experiments of ``CASES`` scored by ``ExactMatch`` and ``length`` in the store at
+    ``path``: ``baseline-run`` (``good``: all 9 match) then ``candidate-run`` (``regressed``:
+    c4 to c7 no longer match)."""
+    for target, name in ((good, "baseline-run"), (regressed, "candidate-run")):
+        run_experiment(
+            target,
+            CASES,
+            [ExactMatch(), length],
+            name=name,
+            store=path,
+            cache=False,
+            progress=False,
+        )

@@ -1,5 +1,40 @@
-"""Fixtures of the console tests (the PostgreSQL ones live in ``_postgres_server``)."""
+"""Fixtures of the console tests: one headless Chromium per module and a fresh tab per test
+for the browser tests (``_browser``); the PostgreSQL ones live in ``_postgres_server``."""
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+from _browser import CHROMIUM, Tab
 from _postgres_server import postgres_dsn
 
-__all__ = ["postgres_dsn"]
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+__all__ = ["browser", "postgres_dsn", "tab"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium for the module."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def tab(browser: Browser) -> Iterator[Tab]:
+    """A page in a fresh context: dialogs recorded and dismissed, and every request but those
+    to 127.0.0.1 and local files aborted and recorded."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    opened = Tab(page)
+    page.on("dialog", opened.on_dialog)
+    page.route("**/*", opened.route)
+    yield opened
+    context.close()

@@ -4,31 +4,23 @@ server over SQLite and PostgreSQL ledgers.
 Every page is loaded with the network cut off except 127.0.0.1 (a route aborts anything else
 and records it), every dialog a page opens is recorded (an escaped ``alert`` never opens one),
 and each page's screenshot is kept as an artefact (``tests/console/artefacts/``, or
-``$LANGCHAIN_EVALS_ARTEFACTS/console``) and checked non-blank. The waiting review and the
-retried failure run on a real ``EvaluationRuntime`` in this process, on the same SQLite file
-the console serves.
+``$LANGCHAIN_EVALS_ARTEFACTS/console``) and checked non-blank; ``_browser`` and ``conftest``
+hold the server, the browser and the tab. The waiting review and the retried failure run on a
+real ``EvaluationRuntime`` in this process, on the same SQLite file the console serves.
 
 Without Chromium or Playwright these tests skip, loudly; under ``CI=true`` they fail.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
-import socket
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
-from urllib.parse import urlsplit
 
 import pytest
-from _png import distinct_rows
+from _browser import Tab, charts_render, needs_a_browser, screenshot, serving, status
 from _seed import SCRIPT, seed_small
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
@@ -47,134 +39,12 @@ from langchain_evals_port.runtime import (
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page, Response
+    from playwright.sync_api import Page
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = needs_a_browser()
 
-
-def _missing() -> str | None:
-    """Why the browser tests cannot run here, or ``None``."""
-    if CHROMIUM is None:
-        return "chromium is not installed"
-    for module, package in (("playwright", "playwright"), ("uvicorn", "the console extra")):
-        if importlib.util.find_spec(module) is None:
-            return f"{package} is not installed"
-    return None
-
-
-MISSING = _missing()
-if MISSING is not None and os.environ.get("CI") == "true":
-    # A skipped browser suite is a failure in CI.
-    pytest.fail(f"{MISSING}: the console was NOT checked in a browser (CI=true)", pytrace=False)
-pytestmark = pytest.mark.skipif(
-    MISSING is not None, reason=f"{MISSING}: the console was NOT checked in a browser"
-)
-
-ARTEFACTS = (
-    Path(os.environ["LANGCHAIN_EVALS_ARTEFACTS"]) / "console"
-    if os.environ.get("LANGCHAIN_EVALS_ARTEFACTS")
-    else Path(__file__).parent / "artefacts"
-)
 AGENT = "support"
 PASS_RATE = "0.700 [0.397, 0.892]"  # seed_small: 7 of 10 passed, Wilson's 95 % interval
-
-
-# --- the server, the browser, the tab --------------------------------------------------------
-
-
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn on a free port of 127.0.0.1 in a thread; its base URL."""
-    import uvicorn
-
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive(), "uvicorn stopped while starting"
-        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        listener.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """One headless Chromium for the module."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@dataclass
-class Tab:
-    """A page in a fresh browser context, with what it did besides rendering."""
-
-    page: Page
-    dialogs: list[str] = field(default_factory=list)
-    """The message of every dialog (``alert``, ``confirm``...) a page opened."""
-    elsewhere: list[str] = field(default_factory=list)
-    """Every request to a host other than 127.0.0.1 (aborted: the network is off)."""
-    local: list[str] = field(default_factory=list)
-    """The paths requested from 127.0.0.1."""
-
-
-@pytest.fixture
-def tab(browser: Browser) -> Iterator[Tab]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    opened = Tab(page)
-
-    def on_dialog(dialog: Any) -> None:
-        opened.dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    def route(route: Any) -> None:
-        url = urlsplit(route.request.url)
-        if url.hostname == "127.0.0.1":
-            opened.local.append(url.path)
-            route.continue_()
-        else:
-            opened.elsewhere.append(route.request.url)
-            route.abort()
-
-    page.on("dialog", on_dialog)
-    page.route("**/*", route)
-    yield opened
-    context.close()
-
-
-def screenshot(page: Page, name: str) -> None:
-    """Keep the page's screenshot as an artefact; it must not be blank."""
-    data = page.screenshot(full_page=True)
-    ARTEFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTEFACTS / f"{name}.png").write_bytes(data)
-    assert distinct_rows(data) > 10, f"the screenshot of {name} is blank"
-
-
-def status(response: Response | None) -> int:
-    """A navigation's HTTP status (it must have had a response)."""
-    assert response is not None, "the navigation had no response"
-    return response.status
-
-
-def charts_render(page: Page) -> int:
-    """Wait until every chart holds Plotly's SVG; how many charts there are."""
-    charts = page.locator("div.chart")
-    for n in range(charts.count()):
-        charts.nth(n).locator("svg.main-svg").first.wait_for(timeout=10_000)
-    return charts.count()
 
 
 def listed(page: Page) -> list[str]:

@@ -12,50 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _seed import SCRIPT
+from _seed import CASES, SCRIPT, good, seed_experiments
 
 pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
 
-from langchain_evals_port import ExactMatch, Score, evaluator
 from langchain_evals_port.cli import main
 from langchain_evals_port.console import create_app
-from langchain_evals_port.experiments import Dataset, run_experiment
 from langchain_evals_port.runtime.ledger import SqliteLedger
-
-CASES = Dataset.from_records(
-    [{"id": f"c{n}", "inputs": {"n": n}, "reference_outputs": f"ok {n}"} for n in range(8)]
-    + [{"id": "xss", "inputs": {"n": 99}, "reference_outputs": SCRIPT}]
-)
-
-
-@evaluator(feedback_key="length")
-def length(outputs: str) -> Score:
-    return Score(len(outputs) <= 5, comment=f"{len(outputs)} characters, said the judge")
-
-
-def good(inputs: dict[str, int]) -> str:
-    return SCRIPT if inputs["n"] == 99 else f"ok {inputs['n']}"
-
-
-def regressed(inputs: dict[str, int]) -> str:
-    # The injected regression: every case from c4 on now answers wrong.
-    return SCRIPT if inputs["n"] == 99 else ("ok" if inputs["n"] >= 4 else f"ok {inputs['n']}")
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("experiments") / "experiments.db"
-    for target, name in ((good, "baseline-run"), (regressed, "candidate-run")):
-        run_experiment(
-            target,
-            CASES,
-            [ExactMatch(), length],
-            name=name,
-            store=path,
-            cache=False,
-            progress=False,
-        )
+    seed_experiments(path)
     return path
 
 
@@ -133,6 +103,28 @@ def test_an_unknown_experiment_is_a_404_naming_the_closest(client: TestClient) -
     compared = client.get("/experiments/compare?baseline=baseline-rn&candidate=candidate-run")
     assert compared.status_code == 404
     assert "did you mean &#39;baseline-run&#39;?" in compared.text
+
+
+def test_an_experiment_named_compare_is_reached_from_its_link(tmp_path: Path) -> None:
+    from langchain_evals_port import ExactMatch
+    from langchain_evals_port.experiments import ExperimentStore, run_experiment
+
+    run_experiment(good, CASES, [ExactMatch()], name="compare", store=tmp_path / "store.db")
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    experiments = ExperimentStore(tmp_path / "store.db")
+    try:
+        client = TestClient(create_app(ledger, experiments))
+        assert 'href="/experiments/compare"' in client.get("/experiments").text
+        page = client.get("/experiments/compare")
+        assert page.status_code == 200
+        assert "<h1>Experiment compare</h1>" in page.text
+        filtered = client.get("/experiments/compare?show=problems")
+        assert filtered.status_code == 200
+        assert 'class="run"' not in filtered.text  # every case matches
+        assert client.get("/experiments/compare?baseline=compare").status_code == 400
+    finally:
+        experiments.close()
+        ledger.close()
 
 
 def test_without_a_store_there_are_no_experiment_pages(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
@@ -26,6 +26,9 @@ from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLed
 from ._experiments import experiment_routes
 from ._queries import OUTCOMES, TEXT_WINDOW, ConsoleQueries, Series
 from ._templates import HERE, moment, plotly_path, template_environment
+
+if TYPE_CHECKING:
+    from langchain_evals_port.experiments import ExperimentStore
 
 __all__ = ["create_app"]
 
@@ -36,7 +39,7 @@ RANGES = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "365d": 
 
 def create_app(
     ledger: SqlLedger,
-    store: Any = None,
+    store: ExperimentStore | None = None,
     *,
     token: str | None = None,
     read_only: bool = False,
@@ -107,7 +110,10 @@ class _Console:
         )
 
     async def overview(self, request: Any) -> Any:
-        span = RANGES.get(request.query_params.get("range", "7d"), RANGES["7d"])
+        chosen = request.query_params.get("range", "7d")
+        if chosen not in RANGES:
+            return _bad_request(f"range: expected one of {', '.join(RANGES)}, got {chosen!r}")
+        span = RANGES[chosen]
         until = time.time()
         series = await _off_loop(self.queries.overview, until - span, until)
         failures = await _off_loop(self.queries.latest_failures)
@@ -118,7 +124,7 @@ class _Console:
             charts=[_chart(one, until - span, until) for one in series],
             failures=failures,
             ranges=list(RANGES),
-            selected=request.query_params.get("range", "7d"),
+            selected=chosen,
         )
 
     async def interactions(self, request: Any) -> Any:

@@ -63,6 +63,12 @@ def test_interactions_are_filtered(client: TestClient, query: str, expected: int
     assert page.text.count('<a href="/interactions/i-') == expected
 
 
+def test_an_unknown_range_is_a_clear_error(client: TestClient) -> None:
+    page = client.get("/?range=2w")
+    assert page.status_code == 400
+    assert "range: expected one of 1h, 24h, 7d, 30d, 365d, got '2w'" in page.text
+
+
 def test_a_bad_filter_is_a_clear_error(client: TestClient) -> None:
     page = client.get("/interactions?outcome=broken")
     assert page.status_code == 400

@@ -1,8 +1,9 @@
-"""``langchain-evals report``: an experiment's console page (or a comparison's) as one file.
+"""``langchain-evals report``: an experiment's page (or a comparison's) as one file.
 
-The file is rendered with the console's templates and needs nothing else to open: the style
-sheet and Plotly's JavaScript are inlined (about 4.8 MB; ``--no-charts`` leaves the charts
-out for a file of a few kilobytes plus the rows), and nothing links elsewhere.
+The file is ``experiments.report_html``'s, the page the console shows, and needs nothing else
+to open: the style sheet is inlined and, when Plotly is installed, its JavaScript too (about
+4.8 MB; ``--no-charts``, or no Plotly, draws the charts as tables, for a file of a few
+kilobytes plus the rows), and nothing links elsewhere.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def add_report(commands: Any) -> None:
         description="Write the console's page of EXPERIMENT (with --baseline, of its "
         "comparison with that experiment) as one HTML file that opens offline: figures with "
         "their 95%% intervals, charts, and every run with its evaluators' scores and "
-        "reasoning. Needs the console extra: pip install 'langchain-evals-port[console]'.",
+        "reasoning. Its charts use Plotly when it is installed (the console extra).",
     )
     report.add_argument("experiment", help="the experiment (the candidate, with --baseline)")
     report.add_argument("--baseline", help="compare EXPERIMENT with this experiment")
@@ -37,27 +38,14 @@ def add_report(commands: Any) -> None:
     report.add_argument(
         "--no-charts",
         action="store_true",
-        help="leave the charts out (and Plotly's 4.8 MB of JavaScript with them)",
+        help="draw the charts as tables, without Plotly's 4.8 MB of JavaScript",
     )
 
 
 def run_report(args: argparse.Namespace) -> int:
     """The ``report`` command: the process exit status."""
     from langchain_evals_port.core.errors import EvalsError
-
-    try:
-        import jinja2  # noqa: F401  (the console extra, checked before the store is read)
-        import plotly  # type: ignore[import-untyped]  # noqa: F401
-
-        from langchain_evals_port.console import report_html
-    except ImportError as error:
-        print(
-            f"langchain-evals report: {error}; install the console extra: "
-            "pip install 'langchain-evals-port[console]'",
-            file=sys.stderr,
-        )
-        return 2
-    from langchain_evals_port.experiments import ExperimentStore
+    from langchain_evals_port.experiments import ExperimentStore, report_html
     from langchain_evals_port.reporting._render import write_text
 
     try:
@@ -65,7 +53,7 @@ def run_report(args: argparse.Namespace) -> int:
             info = store.info(args.experiment)
             result = store.load(args.experiment)
             baseline = None if args.baseline is None else store.load(args.baseline)
-        page = report_html(result, baseline=baseline, info=info, charts=not args.no_charts)
+        page = report_html(result, baseline=baseline, info=info, plotly=not args.no_charts)
         path = Path(args.html)
         write_text(path, page)
     except (EvalsError, OSError, ValueError, sqlite3.Error) as error:

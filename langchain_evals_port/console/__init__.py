@@ -1,21 +1,21 @@
 """The console: a local web application over a ledger and an experiment store.
 
 ``create_app(ledger, store, token=, read_only=)`` is a Starlette application (the
-``console`` extra: Starlette, Jinja2, uvicorn, python-multipart, Plotly), rendered on the
+``console`` extra: Starlette, uvicorn, python-multipart, Plotly), rendered on the
 server; ``langchain-evals console --ledger URL`` serves it on 127.0.0.1. Pages: an overview
 of pass rates and scores per agent and evaluator over time, the interactions (filtered,
 paged), one interaction with its transcript and verdicts, the evaluations waiting for a
 person (resumed from a form), the failed ones (retried once through the ledger's queue), and
 the experiments (a list, one experiment's runs, two compared case by case).
-``report_html`` renders an experiment's page (or a comparison's) with the same templates as
-one self-contained file (``langchain-evals report``). Nothing is fetched from or sent
-anywhere.
+The pages share their base template, style sheet and charts with every other HTML page of
+results (``reporting``'s templates); the experiment and comparison pages are the ones
+``experiments.report_html`` writes as one file (``langchain-evals report``). Nothing is
+fetched from or sent anywhere.
 
 This package is not imported by ``import langchain_evals_port``; import it explicitly.
 """
 
 from ._app import create_app
-from ._experiments import report_html
 from ._queries import ConsoleQueries
 
-__all__ = ["ConsoleQueries", "create_app", "report_html"]
+__all__ = ["ConsoleQueries", "create_app"]

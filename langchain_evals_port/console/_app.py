@@ -21,11 +21,13 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from langchain_evals_port.reporting._charts import Chart
+from langchain_evals_port.reporting._pages import STYLE_SHEET, moment, plotly_path
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
 
 from ._experiments import experiment_routes
 from ._queries import OUTCOMES, TEXT_WINDOW, ConsoleQueries, Series
-from ._templates import HERE, moment, plotly_path, template_environment
+from ._templates import template_environment
 
 if TYPE_CHECKING:
     from langchain_evals_port.experiments import ExperimentStore
@@ -57,8 +59,7 @@ def create_app(
     """
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
-    from starlette.routing import Mount, Route
-    from starlette.staticfiles import StaticFiles
+    from starlette.routing import Route
     from starlette.templating import Jinja2Templates
 
     templates = Jinja2Templates(env=template_environment())
@@ -70,11 +71,10 @@ def create_app(
         Route("/waiting", console.waiting),
         Route("/failed", console.failed),
         Route("/static/plotly.min.js", _plotly),
-        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        Route("/static/report.css", _style_sheet),
     ]
     if store is not None:
-        # Before the static mount: /experiments/... is not a file.
-        routes[-2:-2] = experiment_routes(store, console.page)
+        routes += experiment_routes(store, console.page)
     if not read_only:
         routes += [
             Route("/waiting/{evaluation_id:path}/resume", console.resume, methods=["POST"]),
@@ -296,11 +296,23 @@ def _replay(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
 
 
 async def _plotly(request: Any) -> Any:
-    """Plotly's JavaScript, from the installed ``plotly`` package."""
+    """Plotly's JavaScript, from the installed ``plotly`` package (the console extra)."""
+    from starlette.responses import FileResponse, PlainTextResponse
+
+    path = plotly_path()
+    if path is None:
+        return PlainTextResponse("plotly is not installed", status_code=404)
+    return FileResponse(
+        path, media_type="text/javascript", headers={"Cache-Control": "max-age=86400"}
+    )
+
+
+async def _style_sheet(request: Any) -> Any:
+    """The style sheet every page shares (``reporting``'s)."""
     from starlette.responses import FileResponse
 
     return FileResponse(
-        plotly_path(), media_type="text/javascript", headers={"Cache-Control": "max-age=86400"}
+        STYLE_SHEET, media_type="text/css", headers={"Cache-Control": "max-age=3600"}
     )
 
 
@@ -332,7 +344,7 @@ def _epoch(text: str | None) -> float | None:
     return when.timestamp()
 
 
-def _chart(series: Series, since: float, until: float) -> dict[str, Any]:
+def _chart(series: Series, since: float, until: float) -> Chart:
     """A Plotly figure of one agent and evaluator over ``[since, until)``: the pass rate per
     bucket with its Wilson band (and error bars, which a lone bucket's band cannot show),
     and the mean score."""
@@ -342,9 +354,11 @@ def _chart(series: Series, since: float, until: float) -> dict[str, Any]:
     highs = [b.interval.high if b.interval else None for b in series.buckets]
     above = [None if r is None or h is None else h - r for r, h in zip(rates, highs, strict=True)]
     below = [None if r is None or lo is None else r - lo for r, lo in zip(rates, lows, strict=True)]
-    return {
-        "id": f"chart-{series.agent_id}-{series.evaluator_id}",
-        "data": [
+    title = f"{series.agent_id} · {series.evaluator_id}"
+    return Chart(
+        id=f"chart-{series.agent_id}-{series.evaluator_id}",
+        title=title,
+        data=[
             {
                 "x": times,
                 "y": highs,
@@ -385,12 +399,12 @@ def _chart(series: Series, since: float, until: float) -> dict[str, Any]:
                 "line": {"dash": "dot"},
             },
         ],
-        "layout": {
-            "title": {"text": f"{series.agent_id} · {series.evaluator_id}"},
+        layout={
+            "title": {"text": title},
             "yaxis": {"range": [0, 1], "title": {"text": "pass rate / score"}},
             # The whole range asked for: a lone bucket would otherwise span a millisecond.
             "xaxis": {"title": {"text": "time (UTC)"}, "range": [moment(since), moment(until)]},
             "height": 280,
             "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
         },
-    }
+    )

@@ -14,9 +14,11 @@ SQLite file under ``.langchain-evals/`` by default, PostgreSQL for teams), so an
 experiment resumes where it stopped, ``rescore`` scores stored outputs again without the
 target, and ``langchain-evals worker`` processes can share an experiment's runs. Judges answer
 from a persistent cache by default. ``write_report`` writes an experiment's Markdown, JSON and
-HTML report, ``print_summary`` and ``print_comparison`` print its figures as a table, and
-``upload_to_langsmith`` sends it to LangSmith as an experiment. The command line
-(``langchain-evals run``, ``compare``, ``experiments``, ``rescore``) is the same workflow.
+HTML report (the HTML page is ``report_html``'s, the one the console shows and
+``langchain-evals report`` writes), ``print_summary`` and ``print_comparison`` print its
+figures as a table, and ``upload_to_langsmith`` sends it to LangSmith as an experiment. The
+command line (``langchain-evals run``, ``compare``, ``experiments``, ``rescore``) is the same
+workflow.
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset, Target
@@ -31,6 +33,7 @@ Example:
 from ._case import Case
 from ._dataset import Dataset
 from ._errors import DatasetError
+from ._page import report_html
 from ._report import REPORT_SCHEMA_VERSION, print_comparison, print_summary, write_report
 from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._run import (
@@ -78,6 +81,7 @@ __all__ = [
     "awork_on",
     "print_comparison",
     "print_summary",
+    "report_html",
     "rescore",
     "run_experiment",
     "upload_to_langsmith",

@@ -4,8 +4,10 @@
 figures (mean or pass rate with its 95 % interval, ``n``, inconclusive and failed counts), the
 comparison with a baseline experiment when one is given, and a row per run of a case (inputs,
 outputs or the target's error, latency, tokens, every evaluator's score or outcome with its
-reasoning). ``print_summary`` and ``print_comparison`` print the figures as a rich table, plain
-text when the output is not a terminal. Every figure reads as ``reporting.statistics`` renders
+reasoning); ``report.html`` is the experiment's page of the shared templates (``_page``),
+the one the console serves and ``langchain-evals report`` writes. ``print_summary`` and
+``print_comparison`` print the figures as a rich table, plain text when the output is not a
+terminal. Every figure reads as ``reporting.statistics`` renders
 it, so the files, the terminal and the pytest plugin's reports agree.
 """
 
@@ -17,7 +19,6 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,15 +27,16 @@ from pydantic_core import to_jsonable_python
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.reporting import KeyComparison, KeyStatistics
 from langchain_evals_port.reporting._display import terminal
+from langchain_evals_port.reporting._pages import standalone
 from langchain_evals_port.reporting._render import (
     figure,
-    html_page,
     markdown_cell,
     one_line,
     shorten,
     write_text,
 )
 
+from ._page import experiment_context, run_tokens
 from ._result import CaseResult, ExperimentResult
 
 if TYPE_CHECKING:
@@ -46,23 +48,15 @@ __all__ = ["REPORT_SCHEMA_VERSION", "print_comparison", "print_summary", "write_
 REPORT_SCHEMA_VERSION = 1
 """The ``schema_version`` of ``report.json``; it changes only when a reader would break."""
 
-# Inputs and outputs in a Markdown or HTML cell, and a reasoning in a Markdown cell; the JSON
-# has them in full, and the HTML page opens a cut text on a click (up to _HTML_FULL).
+# Inputs, outputs and a reasoning in a Markdown cell; the JSON has them in full (the HTML
+# page's cells are the experiment page's).
 _CELL_LIMIT = 120
 _REASONING_LIMIT = 300
-_HTML_FULL = 20_000
 
 _NOTE = (
     "n counts the cases with a verdict; a case run several times scores the mean of its "
     "trials, and the intervals are clustered by case."
 )
-
-_STYLE = """
-td.text { text-align: left; max-width: 32rem; overflow-wrap: anywhere; }
-pre { white-space: pre-wrap; margin: 0.3rem 0 0; }
-.error { color: #b00020; }
-.reasoning { display: block; color: #555; font-size: 0.9em; }
-"""
 
 
 def write_report(
@@ -70,6 +64,7 @@ def write_report(
     directory: str | os.PathLike[str],
     *,
     baseline: ExperimentResult | None = None,
+    plotly: bool = True,
 ) -> list[Path]:
     """Write ``report.md``, ``report.json`` and ``report.html`` of ``result`` into ``directory``.
 
@@ -80,12 +75,17 @@ def write_report(
     short in Markdown and HTML, whole in JSON), the target's error if it raised, latency,
     tokens, and each evaluator's score or outcome with its reasoning. ``report.json`` is plain
     JSON with a ``schema_version``; values JSON cannot hold are written as their ``str()``.
-    The HTML page is self-contained and escapes everything it shows.
+    ``report.html`` is the experiment's page as the console and ``langchain-evals report``
+    show it (``report_html``), with the comparison under its figures: self-contained, and
+    escaping everything it shows.
 
     Args:
         result: The experiment to report.
         directory: Where the files go (created if missing; existing reports are replaced).
         baseline: An earlier experiment to compare with, case by case.
+        plotly: Draw the HTML page's charts with Plotly, its JavaScript inlined (about
+            4.8 MB), when it is installed; otherwise they are tables and the page has no
+            script.
 
     Returns:
         The paths written: Markdown, JSON, HTML.
@@ -110,7 +110,8 @@ def write_report(
     write_text(paths[0], _markdown(view))
     data = _json(view)
     write_text(paths[1], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
-    write_text(paths[2], _html(view))
+    context = experiment_context(result, None, show="all", baseline=baseline)
+    write_text(paths[2], standalone("experiment.html", plotly=plotly, **context))
     return paths
 
 
@@ -346,13 +347,6 @@ def _error(run: CaseResult) -> str | None:
     return f"{failure.reason}: {failure.summary}" if failure else "the target raised"
 
 
-def _tokens(run: CaseResult) -> str:
-    if not any(response.usage for response in run.run.interaction.responses):
-        return "—"
-    usage = run.run.usage
-    return f"{usage.total_tokens} ({usage.input_tokens} in, {usage.output_tokens} out)"
-
-
 def _outcome(result: EvaluatorResult) -> str:
     """The score of a verdict, else the outcome (with a failure's code)."""
     if result.outcome == "verdict":
@@ -412,7 +406,7 @@ def _markdown(view: _View) -> str:
             _code(shorten(one_line(_text(run.case.inputs)), _CELL_LIMIT)),
             f"raised {error}" if error else _code(shorten(one_line(outputs), _CELL_LIMIT)),
             f"{run.run.latency:.3f} s",
-            _tokens(run),
+            run_tokens(run),
             *(_markdown_results(run, key) for key in view.keys),
         ]
         lines.append(_markdown_row(cells))
@@ -538,77 +532,3 @@ def _run_json(run: CaseResult) -> dict[str, Any]:
         },
         "results": [_plain(result.model_dump()) for result in run.results],
     }
-
-
-# --- HTML ----------------------------------------------------------------------------------
-
-
-def _html(view: _View) -> str:
-    result = view.result
-    parts = [f"<h1>Experiment {escape(result.name)}</h1>\n<p>{escape(_runs_line(result))}</p>\n"]
-    parts.append("<h2>Scores</h2>\n<table>\n")
-    parts.append(
-        _html_row(["key", "measure", "score", "95 % interval", "n", "inconclusive", "failed"], "th")
-    )
-    parts += [_html_row(_statistics_cells(s)) for s in view.statistics.values()]
-    parts.append(f"</table>\n<p>{escape(_NOTE)}</p>\n")
-    if view.baseline is not None and view.comparisons is not None:
-        parts.append(f"<h2>Compared with {escape(view.baseline.name)}</h2>\n<table>\n")
-        headers = ["key", "baseline", "this experiment", "change", "95 % interval", "verdict"]
-        parts.append(_html_row([*headers, "shared"], "th"))
-        for key, c in view.comparisons.items():
-            cells = [key, str(c.baseline), str(c.candidate), *_change_cells(c), str(c.shared)]
-            parts.append(_html_row(cells))
-        parts.append("</table>\n")
-        if notes := view.notes():
-            parts.append("<ul>\n" + "".join(f"<li>{escape(n)}</li>\n" for n in notes) + "</ul>\n")
-    parts.append("<h2>Runs</h2>\n<table>\n")
-    parts.append(
-        _html_row(["case", "trial", "inputs", "outputs", "latency", "tokens", *view.keys], "th")
-    )
-    for run in result.runs:
-        error = _error(run)
-        outputs = (
-            f'<span class="error">raised {escape(error)}</span>'
-            if error
-            else _html_text(_text(run.run.outputs))
-        )
-        cells = [
-            f"<td>{escape(run.case.id)}</td>",
-            f"<td>{run.trial}</td>",
-            f'<td class="text">{_html_text(_text(run.case.inputs))}</td>',
-            f'<td class="text">{outputs}</td>',
-            f"<td>{run.run.latency:.3f} s</td>",
-            f"<td>{escape(_tokens(run))}</td>",
-            *(f'<td class="text">{_html_results(run, key)}</td>' for key in view.keys),
-        ]
-        parts.append("<tr>" + "".join(cells) + "</tr>\n")
-    parts.append("</table>\n")
-    return html_page(f"Experiment {result.name}", "".join(parts), style=_STYLE)
-
-
-def _html_row(cells: Sequence[str], tag: str = "td") -> str:
-    return "<tr>" + "".join(f"<{tag}>{escape(cell)}</{tag}>" for cell in cells) + "</tr>\n"
-
-
-def _html_text(text: str) -> str:
-    """``text`` escaped; a long one cut short, whole (up to a limit) when opened."""
-    short = shorten(one_line(text), _CELL_LIMIT)
-    if short == text:
-        return escape(text)
-    return (
-        f"<details><summary>{escape(short)}</summary>"
-        f"<pre>{escape(shorten(text, _HTML_FULL))}</pre></details>"
-    )
-
-
-def _html_results(run: CaseResult, key: str) -> str:
-    texts = []
-    for result in run.results:
-        if result.key == key:
-            reasoning = _reasoning(result)
-            text = escape(_outcome(result))
-            if reasoning:
-                text += f'<span class="reasoning">{_html_text(reasoning)}</span>'
-            texts.append(text)
-    return "<br />".join(texts)

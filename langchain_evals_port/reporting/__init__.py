@@ -3,7 +3,9 @@
 ``EvalReport`` is an ``EvalTracer``: open ``eval_scope(report)`` around a run (or pass
 ``tracer=report``), then ``report.write("evals-report.md")`` for a Markdown table with the
 change against the previous run, its JSON twin (the next run's baseline, in evals4j's format)
-and a self-contained HTML page with a trend chart per feedback key.
+and a self-contained HTML page with a trend chart per feedback key. Every HTML page of results
+(this one, an experiment's, the console's) is rendered from the same templates, style sheet
+and charts (``templates/``): Plotly's when it is installed, else plain SVG lines and tables.
 
 ``summarize``, ``compare`` and ``gate`` (also in ``reporting.statistics``, whose documentation
 says how each interval is computed) give every key its mean with a 95 % interval, compare two

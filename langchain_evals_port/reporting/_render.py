@@ -1,5 +1,5 @@
-"""What every report file shares: figures, Markdown cells, shortened text, the HTML page and
-its style, and writing a file so that a killed run never leaves half of one.
+"""What every report file shares: figures, Markdown cells, shortened text, and writing a file
+so that a killed run never leaves half of one (the HTML pages are ``_pages``'s templates).
 
 Used by ``EvalReport`` here and by the experiment reports of ``experiments``.
 """
@@ -8,19 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from html import escape
 from pathlib import Path
-
-PAGE_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; }
-th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: right; }
-th:first-child, td:first-child { text-align: left; }
-figure { display: inline-block; margin: 0 1rem 1rem 0; }
-polyline { fill: none; stroke: #3366cc; stroke-width: 2; }
-circle { fill: #3366cc; }
-"""
-"""The style sheet of every report page."""
 
 
 def figure(value: float, *, signed: bool = False) -> str:
@@ -33,21 +21,6 @@ def figure(value: float, *, signed: bool = False) -> str:
     # Rounded first so that -0.0004 reads 0.000, not -0.000.
     rounded = round(value, 3) + 0.0
     return f"{rounded:+.3f}" if signed else f"{rounded:.3f}"
-
-
-def html_page(title: str, body: str, *, style: str = "") -> str:
-    """A self-contained HTML document: ``title`` (escaped here), the shared style sheet plus
-    ``style``, and ``body`` (HTML, escaped by the caller).
-
-    Example:
-        >>> html_page("a < b", "<p>hi</p>").count("a &lt; b")
-        1
-    """
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8" />\n'
-        f"<title>{escape(title)}</title>\n<style>{PAGE_STYLE}{style}</style>\n</head>\n"
-        f"<body>\n{body}</body>\n</html>\n"
-    )
 
 
 def one_line(text: str) -> str:

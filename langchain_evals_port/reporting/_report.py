@@ -14,7 +14,6 @@ from typing import Any
 
 from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult
 
-from ._html import render_html
 from ._render import markdown_cell, one_line, write_text
 from ._statistics import KeyComparison, KeyStatistics, compare, summarize
 from ._summary import (
@@ -255,9 +254,12 @@ class EvalReport:
         self,
         history: Sequence[Mapping[str, Any]] = (),
         baseline: Mapping[str, Any] | None = None,
+        *,
+        plotly: bool = True,
     ) -> str:
-        """A self-contained HTML page: the table, the cases that changed, a trend chart per
-        key, every result.
+        """A self-contained HTML page (the shared ``run_report.html`` template): the table with
+        each key's 95 % interval and change, the cases that changed, a trend chart per key,
+        every result.
 
         Args:
             history: Past runs' ``to_json()``, oldest first; each key's chart plots its mean
@@ -265,20 +267,33 @@ class EvalReport:
                 for the key has no point).
             baseline: A previous run's ``to_json()`` for the ``change`` column, as in
                 ``to_markdown``.
+            plotly: Draw the charts with Plotly, its JavaScript inlined (about 4.8 MB), when
+                ``plotly`` is installed; otherwise each trend is a small SVG line and the page
+                has no script.
         """
-        summaries = self.summaries()
+        from ._charts import trend_chart
+        from ._pages import standalone
+
+        statistics = self.statistics()
+        summaries = {key: summary_of(figures) for key, figures in statistics.items()}
         comparisons = self.compare(baseline)
-        trends = {
-            key: [*_history_means(history, key), *([s.mean] if s.mean is not None else [])]
-            for key, s in summaries.items()
-        }
-        listing = [describe(entry) for entry in self.entries]
-        return render_html(
-            list(summaries.values()),
-            trends,
-            listing,
-            _change_column(summaries, comparisons, baseline),
-            _case_changes(comparisons),
+        trends = [
+            trend_chart(
+                f"trend-{index}",
+                key,
+                [*_history_means(history, key), *([s.mean] if s.mean is not None else [])],
+            )
+            for index, (key, s) in enumerate(summaries.items())
+        ]
+        return standalone(
+            "run_report.html",
+            plotly=plotly,
+            summaries=list(summaries.values()),
+            intervals={key: s.interval or "—" for key, s in statistics.items()},
+            changes=_change_column(summaries, comparisons, baseline),
+            case_changes=_case_changes(comparisons),
+            trends=trends,
+            listing=[describe(entry) for entry in self.entries],
         )
 
     # --- files ---------------------------------------------------------------------------
@@ -291,6 +306,7 @@ class EvalReport:
         update_baseline: bool = False,
         history_path: str | os.PathLike[str] | None = None,
         history_limit: int = 20,
+        plotly: bool = True,
     ) -> bool:
         """Write the Markdown report to ``path`` and its ``.json`` and ``.html`` twins.
 
@@ -308,6 +324,8 @@ class EvalReport:
             history_path: A JSON list of past runs; this run is appended and the list is cut
                 to the newest ``history_limit`` runs. Without one, no history is kept.
             history_limit: How many runs the history keeps.
+            plotly: Draw the HTML page's charts with Plotly when it is installed (see
+                ``to_html``).
 
         Returns:
             Whether anything was written.
@@ -337,7 +355,9 @@ class EvalReport:
         current = self.to_json()
         write_text(markdown_path, self.to_markdown(baseline))
         write_text(json_path, json.dumps(current, indent=2) + "\n")
-        write_text(markdown_path.with_suffix(".html"), self.to_html(history, baseline))
+        write_text(
+            markdown_path.with_suffix(".html"), self.to_html(history, baseline, plotly=plotly)
+        )
         if history_path is not None:
             kept = [*history, current][-history_limit:]
             write_text(Path(history_path), json.dumps(kept, indent=2) + "\n")

@@ -129,7 +129,7 @@ def status(response: Response | None) -> int:
 
 def charts_render(page: Page) -> int:
     """Wait until every chart holds Plotly's SVG; how many charts there are."""
-    charts = page.locator("div.chart")
+    charts = page.locator("figure.chart")
     for n in range(charts.count()):
         charts.nth(n).locator("svg.main-svg").first.wait_for(timeout=10_000)
     return charts.count()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from html import escape
+import re
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,14 @@ def experiment(app: Any, name: str, dataset: Dataset = ARITHMETIC, **options: An
 
 
 def written(result: ExperimentResult, directory: Path, **options: Any) -> dict[str, Any]:
-    paths = write_report(result, directory, **options)
+    """The three files, the HTML page without Plotly (its charts as tables, no script) and
+    with no white space between its tags."""
+    paths = write_report(result, directory, plotly=False, **options)
     assert [path.name for path in paths] == ["report.md", "report.json", "report.html"]
     return {
         "md": paths[0].read_text(encoding="utf-8"),
         "json": json.loads(paths[1].read_text(encoding="utf-8")),
-        "html": paths[2].read_text(encoding="utf-8"),
+        "html": re.sub(r">\s+<", "><", paths[2].read_text(encoding="utf-8")),
     }
 
 
@@ -136,8 +138,12 @@ def test_markdown_and_html_show_the_figures_and_each_evaluator_s_reasoning(
 
     html = files["html"]
     assert "<h1>Experiment calc</h1>" in html
-    assert f"<td>exact_match</td><td>pass rate</td><td>0.750</td><td>{figures}</td>" in html
-    assert '0.500<span class="reasoning">3 characters</span>' in html
+    assert (
+        '<td>exact_match</td><td>pass rate</td><td class="num score">0.750</td>'
+        f'<td class="num interval">{figures}</td>'
+    ) in html
+    reasoning = '<div class="reasoning"><pre>3 characters</pre></div>'
+    assert f'<span class="outcome verdict">0.500</span>{reasoning}' in html
 
 
 def test_a_target_that_raised_shows_its_error_in_every_file(tmp_path: Path) -> None:
@@ -161,7 +167,7 @@ def test_a_target_that_raised_shows_its_error_in_every_file(tmp_path: Path) -> N
 
     assert f'| mul | 0 | `{{"q": "3 * 3"}}` | raised {error} |' in files["md"]
     assert f"inconclusive — the target raised {error}" in files["md"]
-    assert f'<span class="error">raised {error}</span>' in files["html"]
+    assert f'<span class="failed">raised {error}</span>' in files["html"]
 
     # 3 cases judged, one inconclusive, none failed.
     assert (
@@ -185,7 +191,11 @@ def test_an_evaluator_failure_shows_its_code_and_reason(tmp_path: Path) -> None:
     assert files["json"]["keys"]["judge"]["failed"] == 1
     reason = "evaluator 'judge' failed: TimeoutError: the judge timed out"
     assert f"| failed [timeout] — {reason} |" in files["md"]
-    assert f'failed [timeout]<span class="reasoning">{escape(reason)}</span>' in files["html"]
+    shown = reason.replace("'", "&#39;")  # escaped, quotes too
+    assert (
+        f'<span class="outcome failed">failed [timeout]</span><div class="reasoning">'
+        f"<pre>{shown}</pre></div>"
+    ) in files["html"]
     # 3 cases judged, none inconclusive, one failed.
     assert (
         row(printed(print_summary, result), "judge") == "judge pass rate 1.000 [0.439, 1.000] 3 0 1"
@@ -207,11 +217,12 @@ def test_html_escapes_what_the_target_and_the_evaluators_said(tmp_path: Path) ->
     )
     files = written(result, tmp_path)
     html = files["html"]
-    for raw in ("<script>", "<img", "<evil>", "<b>", "<i>", "<q>"):
+    # The page's one script is its own (the "only the cases with a problem" filter).
+    for raw in ("<script>alert", "<img", "<evil>", "<b>", "<i>", "<q>"):
         assert raw not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "found &lt;img src=x onerror=alert(2)&gt; &amp; more" in html
-    assert "<title>Experiment &lt;evil&gt;</title>" in html
+    assert "<title>Experiment &lt;evil&gt; · langchain-evals</title>" in html
     assert "<td>x&lt;i&gt;</td>" in html
     # Markdown shows outputs as code, where no renderer reads them as HTML.
     assert "| `<script>alert(1)</script>` |" in files["md"]
@@ -233,7 +244,8 @@ def test_long_outputs_are_cut_in_markdown_and_html_and_whole_in_json(tmp_path: P
     assert len(cut) == 120
     assert f"| `{cut}` |" in files["md"]
     assert long.strip() not in files["md"]
-    assert f"<details><summary>{cut}</summary><pre>{long}</pre></details>" in files["html"]
+    # The page cuts at 200 characters, as the console does, and opens the whole on a click.
+    assert f"<details><summary>{long[:200]}…</summary><pre>{long}</pre></details>" in files["html"]
 
 
 def test_outputs_json_cannot_hold_are_written_as_text(tmp_path: Path) -> None:
@@ -273,7 +285,7 @@ def test_token_usage_of_the_target_s_model_calls_is_reported(tmp_path: Path) -> 
         "total_tokens": 12,
     }
     assert "| 12 (10 in, 2 out) |" in files["md"]
-    assert "<td>12 (10 in, 2 out)</td>" in files["html"]
+    assert '<td class="num tokens">12 (10 in, 2 out)</td>' in files["html"]
 
 
 CASES = Dataset.from_records(
@@ -317,7 +329,11 @@ def test_a_report_with_a_baseline_compares_case_by_case(tmp_path: Path) -> None:
     assert "- exact_match: worse: c04 (-1.000), c05 (-1.000)" in md
     html = files["html"]
     assert "<h2>Compared with before</h2>" in html
-    assert "<td>-0.667</td><td>[-0.980, -0.354]</td><td>worse</td><td>12</td>" in html
+    assert (
+        '<td class="num change">-0.667</td><td class="num">[-0.980, -0.354]</td>'
+        '<td class="verdict worse">worse</td><td class="num">12</td>'
+    ) in html
+    assert "<li>exact_match: worse: c04 (-1.000), c05 (-1.000)" in html
 
 
 def test_the_summary_table_has_every_key_and_with_a_baseline_the_change() -> None:

@@ -11,11 +11,13 @@ import warnings
 from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from langchain_evals_port import EvaluatorResult, ExactMatch, eval_scope
 from langchain_evals_port.reporting import EvalReport, KeySummary
+from langchain_evals_port.reporting._pages import plotly_path
 
 
 def verdict(key: str, score: bool | float, comment: str | None = None) -> EvaluatorResult:
@@ -141,7 +143,8 @@ def test_json_is_the_evals4j_format() -> None:
 
 
 class _WellFormed(HTMLParser):
-    """Checks that tags nest and close, and counts chart circles per figure."""
+    """Checks that tags nest and close, counts chart circles per figure (the charts drawn
+    without Plotly) and keeps the Plotly charts' data (the charts drawn with it)."""
 
     VOID = frozenset({"meta", "br", "img", "hr", "input", "link"})
 
@@ -150,8 +153,11 @@ class _WellFormed(HTMLParser):
         self.stack: list[str] = []
         self.figure: str | None = None
         self.circles: dict[str, int] = {}
+        self.in_chart_data = False
+        self.charts: list[dict[str, Any]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.in_chart_data = tag == "script" and dict(attrs).get("class") == "chart-data"
         if tag == "figure":
             self.figure = dict(attrs)["data-key"]
             self.circles[self.figure or ""] = 0
@@ -161,11 +167,16 @@ class _WellFormed(HTMLParser):
         if tag not in self.VOID:
             self.stack.append(tag)
 
+    def handle_data(self, data: str) -> None:
+        if self.in_chart_data:
+            self.charts += json.loads(data)
+
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "circle":
             raise AssertionError("circles are written with a title inside")
 
     def handle_endtag(self, tag: str) -> None:
+        self.in_chart_data = False
         assert self.stack, f"</{tag}> closes nothing"
         assert self.stack.pop() == tag
         if tag == "figure":
@@ -180,32 +191,59 @@ def parse(page: str) -> _WellFormed:
     return parser
 
 
-def test_html_is_well_formed_self_contained_and_has_a_point_per_run() -> None:
-    history = [
-        {"schema": 1, "keys": {"concise": {"mean": 0.5}, "correct": {"mean": 0.9}}},
-        {"schema": 1, "keys": {"concise": {"mean": 0.6}}},
-        {"schema": 1, "keys": {"concise": {"mean": 0.7}, "correct": {"mean": None}}},
-    ]
-    page = mixed_report().to_html(history)
+def points(page: str) -> dict[str, int]:
+    """How many points each key's trend has, whichever way the page draws its charts."""
+    parsed = parse(page)
+    if not parsed.charts:
+        return parsed.circles
+    return {chart["data"][0]["name"]: len(chart["data"][0]["y"]) for chart in parsed.charts}
+
+
+HISTORY = [
+    {"schema": 1, "keys": {"concise": {"mean": 0.5}, "correct": {"mean": 0.9}}},
+    {"schema": 1, "keys": {"concise": {"mean": 0.6}}},
+    {"schema": 1, "keys": {"concise": {"mean": 0.7}, "correct": {"mean": None}}},
+]
+
+
+def test_html_without_plotly_is_well_formed_script_free_and_has_a_point_per_run() -> None:
+    page = mixed_report().to_html(HISTORY, plotly=False)
     parsed = parse(page)
     assert parsed.circles == {"concise": 4, "correct": 2}
     assert "<script" not in page.lower()
     assert "http" not in page.lower()
     assert page.startswith("<!DOCTYPE html>")
     assert "judge took too long" in page
+    assert "<td>concise</td><td>0.667</td><td>[0.208, 0.939]</td><td>3</td>" in page
+
+
+@pytest.mark.skipif(plotly_path() is None, reason="plotly is not installed")
+def test_html_with_plotly_inlines_it_and_plots_a_point_per_run() -> None:
+    page = mixed_report().to_html(HISTORY)
+    assert points(page) == {"concise": 4, "correct": 2}
+    assert parse(page).circles == {"concise": 0, "correct": 0}  # drawn by Plotly, not as SVG
+    assert page.count("<script") == 3  # Plotly, the charts' data, the call that draws them
+    assert "<script src" not in page
+    assert len(page) > 4_000_000
 
 
 def test_html_escapes_every_text() -> None:
     report = report_of(verdict("<k&>", True, "<script>alert(1)</script>"), evaluator='"x"')
     page = report.to_html()
-    assert "<script" not in page
+    assert "<script>alert" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert parse(page).circles == {"<k&>": 1}
+    assert points(page) == {"<k&>": 1}
+    plain = report.to_html(plotly=False)
+    assert "<script" not in plain
+    assert parse(plain).circles == {"<k&>": 1}
 
 
 def test_html_chart_of_a_key_without_verdicts_has_no_points() -> None:
     page = report_of(EvaluatorResult.inconclusive("k", "nothing")).to_html()
-    assert parse(page).circles == {"k": 0}
+    assert points(page) == {"k": 0}
+    assert parse(
+        report_of(EvaluatorResult.inconclusive("k", "x")).to_html(plotly=False)
+    ).circles == {"k": 0}
 
 
 def test_write_writes_markdown_json_and_html(tmp_path: Path) -> None:
@@ -288,7 +326,7 @@ def test_history_is_appended_bounded_and_charted(tmp_path: Path) -> None:
     runs = json.loads(history.read_text())
     assert [run["keys"]["k"]["mean"] for run in runs] == [0.2, 0.3, 0.4]
     # The page of the last run plots the three kept before it, then itself.
-    assert parse(path.with_suffix(".html").read_text()).circles == {"k": 4}
+    assert points(path.with_suffix(".html").read_text()) == {"k": 4}
 
 
 @pytest.mark.parametrize("content", ["{broken", '{"a": 1}', "[1, 2]"])

@@ -13,6 +13,7 @@ from _png import distinct_rows
 
 from langchain_evals_port import EvaluatorResult
 from langchain_evals_port.reporting import EvalReport
+from langchain_evals_port.reporting._pages import plotly_path
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 _MISSING = "chromium is not installed: the HTML report was NOT checked in a browser"
@@ -42,9 +43,11 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.fixture
-def page(tmp_path: Path) -> Path:
-    """A report with three past runs, written as HTML."""
+@pytest.fixture(params=[True, False], ids=["plotly", "no-plotly"])
+def page(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """A report with three past runs, written as HTML with Plotly's charts and without."""
+    if request.param and plotly_path() is None:
+        pytest.skip("plotly is not installed")
     report = EvalReport()
     for score in (True, False, True):
         report.on_result("judge", EvaluatorResult(key="concise", score=score))
@@ -55,7 +58,7 @@ def page(tmp_path: Path) -> Path:
         {"schema": 1, "keys": {"concise": {"mean": 0.7}, "correct": {"mean": 0.4}}},
     ]
     path = tmp_path / "report.html"
-    path.write_text(report.to_html(history), encoding="utf-8")
+    path.write_text(report.to_html(history, plotly=request.param), encoding="utf-8")
     return path
 
 
@@ -68,9 +71,16 @@ def test_the_report_renders_as_a_non_blank_screenshot(tmp_path: Path, page: Path
     assert distinct_rows(data) > 10, "the screenshot is blank"
 
 
-def test_the_rendered_dom_has_a_circle_per_run(tmp_path: Path, page: Path) -> None:
+def test_the_rendered_dom_has_a_point_per_run(tmp_path: Path, page: Path) -> None:
+    # Plotly draws a marker per point (a path of class "point") once its script ran, offline;
+    # without Plotly each point is an SVG circle of the page.
     run = chromium(tmp_path, "--dump-dom", page.as_uri())
     assert run.returncode == 0, run.stderr
-    figures = re.findall(r'<figure data-key="([^"]+)">(.*?)</figure>', run.stdout, re.S)
-    circles = {key: body.count("<circle") for key, body in figures}
-    assert circles == {"concise": 4, "correct": 3}
+    figures = re.findall(
+        r'<figure class="chart" data-key="([^"]+)">(.*?)</figure>', run.stdout, re.S
+    )
+    points = {
+        key: body.count("<circle") + len(re.findall(r'<path class="point"', body))
+        for key, body in figures
+    }
+    assert points == {"concise": 4, "correct": 3}

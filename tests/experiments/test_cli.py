@@ -157,9 +157,10 @@ def test_two_workers_share_an_experiment_on_postgresql_and_one_killed_loses_noth
 ) -> None:
     folder = _folder(tmp_path, cases=40)
     with fresh_schema(postgres_server_dsn()) as dsn:
-        slow = {"APP_LATENCY": "0.1"}
+        # Slow enough that the run alone would take 8 s: both workers join well before.
+        slow = {"APP_LATENCY": "0.2"}
         runner = _command(
-            folder, *RUN, "--name", "shared", "--store", dsn, "--concurrency", "2", **slow
+            folder, *RUN, "--name", "shared", "--store", dsn, "--concurrency", "1", **slow
         )
         with ExperimentStore(dsn) as store:
             deadline = time.monotonic() + 60
@@ -174,8 +175,11 @@ def test_two_workers_share_an_experiment_on_postgresql_and_one_killed_loses_noth
         worker = ["worker", "--experiment", "shared", "--store", dsn, "--concurrency", "2"]
         doomed = _command(folder, *worker, **slow)
         survivor = _command(folder, *worker, **slow)
-        while str(doomed.pid) not in _calls(folder, column=1):
+        deadline = time.monotonic() + 60
+        while not {str(doomed.pid), str(survivor.pid)} <= set(_calls(folder, column=1)):
             assert doomed.poll() is None, doomed.communicate()
+            assert survivor.poll() is None, survivor.communicate()
+            assert time.monotonic() < deadline, "the workers never took a run"
             time.sleep(0.02)
         time.sleep(0.3)
         doomed.send_signal(signal.SIGKILL)

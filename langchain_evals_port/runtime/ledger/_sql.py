@@ -18,7 +18,7 @@ import json
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -470,11 +470,9 @@ _REWRITE_BATCH = 500
 """Evaluation records read and written back at a time by a migration that rewrites them."""
 
 
-def _fill_evaluation_columns(
-    tx: Session, columns: Callable[[dict[str, Any]], dict[str, Any]]
-) -> None:
-    """Set the columns ``columns`` computes from each stored evaluation record, a batch at a
-    time in id order."""
+def _stored_evaluations(tx: Session) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """Every stored evaluation record's id and parsed JSON, a batch at a time in id order,
+    so a large ledger is never all in memory."""
     after: tuple[str, ...] = ()
     while True:
         where = "WHERE evaluation_id > %s" if after else ""
@@ -485,37 +483,31 @@ def _fill_evaluation_columns(
         )
         if not rows:
             return
-        filled = [(columns(json.loads(text)), evaluation_id) for evaluation_id, text in rows]
+        yield [(evaluation_id, json.loads(text)) for evaluation_id, text in rows]
+        after = (rows[-1][0],)
+
+
+def _fill_evaluation_columns(
+    tx: Session, columns: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    """Set the columns ``columns`` computes from each stored evaluation record."""
+    for batch in _stored_evaluations(tx):
+        filled = [(columns(record), evaluation_id) for evaluation_id, record in batch]
         names = list(filled[0][0])
         tx.change_many(
             f"UPDATE ledger_evaluations SET {', '.join(f'{n} = %s' for n in names)}"
             " WHERE evaluation_id = %s",
             [(*(values[n] for n in names), evaluation_id) for values, evaluation_id in filled],
         )
-        after = (rows[-1][0],)
 
 
 def _rewrite_evaluations(tx: Session, change: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
-    """Pass the JSON of every stored evaluation record through ``change``, a batch at a time
-    in id order, so a large ledger is never all in memory."""
-    after: tuple[str, ...] = ()
-    while True:
-        where = "WHERE evaluation_id > %s" if after else ""
-        rows = tx.rows(
-            f"SELECT evaluation_id, record FROM ledger_evaluations {where}"
-            f" ORDER BY evaluation_id LIMIT {_REWRITE_BATCH}",
-            after,
-        )
-        if not rows:
-            return
+    """Pass the JSON of every stored evaluation record through ``change``."""
+    for batch in _stored_evaluations(tx):
         tx.change_many(
             "UPDATE ledger_evaluations SET record = %s WHERE evaluation_id = %s",
-            [
-                (_compact_json(change(json.loads(text))), evaluation_id)
-                for evaluation_id, text in rows
-            ],
+            [(_compact_json(change(record)), evaluation_id) for evaluation_id, record in batch],
         )
-        after = (rows[-1][0],)
 
 
 def _compact_json(value: Any) -> str:

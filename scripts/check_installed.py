@@ -14,6 +14,8 @@ What runs inside a user's process is checked there, each in a fresh process:
    the check says so instead of blaming ours.
 5. the ``langchain-evals`` command (its console-script entry point) runs an experiment over
    a JSONL file twice and compares the two, from a folder of the user's own modules.
+6. ``langchain-evals console`` without the ``console`` extra says how to install it (exit
+   2), rather than failing with a traceback.
 
 Every check runs even when one fails; each prints one line, and the exit code is 1 when
 any failed. Only the standard library is used here: the environment has nothing else but
@@ -250,6 +252,23 @@ def check_experiment_command(root: Path) -> str:
     return "run twice and compared: exact_match 0.500, no regression"
 
 
+def check_console_without_its_extra(root: Path) -> str:
+    """langchain-evals console without the console extra: a message, exit 2."""
+    command = Path(sys.executable).parent / "langchain-evals"
+    done = subprocess.run(
+        [str(command), "console", "--ledger", str(root / "ledger.db")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    if done.returncode != 2 or "pip install 'langchain-evals-port[console]'" not in done.stderr:
+        raise CheckFailed(f"exited {done.returncode}:\n    {output(done)}")
+    if "Traceback" in done.stderr:
+        raise CheckFailed(f"a traceback:\n    {output(done)}")
+    return "exit 2, saying to install the console extra"
+
+
 class Recorder(ThreadingHTTPServer):
     """A LangSmith stand-in on 127.0.0.1 that answers ``{}`` and records every request."""
 
@@ -360,6 +379,7 @@ def main() -> int:
         check_no_runs_uploaded("true"),
         check_no_runs_uploaded("false"),
         check_experiment_command,
+        check_console_without_its_extra,
     ]
     failures = 0
     with tempfile.TemporaryDirectory(prefix="check-installed-") as scratch:

@@ -16,7 +16,9 @@ target, and ``langchain-evals worker`` processes can share an experiment's runs.
 from a persistent cache by default. ``write_report`` writes an experiment's Markdown, JSON and
 HTML report (the HTML page is ``report_html``'s, the one the console shows and
 ``langchain-evals report`` writes), ``print_summary`` and ``print_comparison`` print its
-figures as a table, and ``upload_to_langsmith`` sends it to LangSmith as an experiment. The
+figures as a table, ``pairwise_compare`` asks a ``PairwiseLLMJudge`` which of two
+experiments answered each shared case better (the candidate's win rate with its interval),
+and ``upload_to_langsmith`` sends it to LangSmith as an experiment. The
 command line (``langchain-evals run``, ``compare``, ``experiments``, ``rescore``) is the same
 workflow.
 
@@ -34,6 +36,7 @@ from ._case import Case
 from ._dataset import Dataset
 from ._errors import DatasetError
 from ._page import report_html
+from ._pairwise import PairwiseCase, PairwiseComparison, apairwise_compare, pairwise_compare
 from ._report import REPORT_SCHEMA_VERSION, print_comparison, print_summary, write_report
 from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._run import (
@@ -72,13 +75,17 @@ __all__ = [
     "ExperimentSummary",
     "JudgeCacheUse",
     "LangSmithUploadError",
+    "PairwiseCase",
+    "PairwiseComparison",
     "StoreLike",
     "Target",
     "TargetLike",
     "TargetRun",
+    "apairwise_compare",
     "arescore",
     "arun_experiment",
     "awork_on",
+    "pairwise_compare",
     "print_comparison",
     "print_summary",
     "report_html",

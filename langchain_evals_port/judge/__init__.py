@@ -5,6 +5,9 @@ before the score), validates it, repairs an invalid reply once, and otherwise fa
 ``JudgeOutputError`` with ``on_error="raise"``, a ``failed`` result with reason
 ``judge_parse_failure`` with ``on_error="record"`` — never a silent score of false.
 
+``PairwiseLLMJudge`` says which of two outputs for the same input is better, asking twice
+with the outputs swapped; an answer that changes with the order is ``inconclusive``.
+
 ``SqliteCache`` keeps judge replies in a SQLite file (a LangChain ``BaseCache``);
 ``LLMJudge(cache=...)`` or ``with_cache(model, cache)`` puts it in front of a judge model, so
 an unchanged re-run makes no model calls. ``judge_defaults(cache=..., rate_limiter=...)``
@@ -19,6 +22,7 @@ from ._cache import SqliteCache
 from ._defaults import judge_defaults
 from ._judge import LLMJudge
 from ._model import JudgeModel, default_judge_configured, set_default_judge, with_cache
+from ._pairwise import PairwiseLLMJudge
 from ._render import FewShotExample, PromptSource
 from ._structured import StructuredOutputMode, extract_json
 
@@ -28,6 +32,7 @@ __all__ = [
     "JudgeModel",
     "JudgeOutputError",
     "LLMJudge",
+    "PairwiseLLMJudge",
     "PromptSource",
     "SqliteCache",
     "StructuredOutputMode",

@@ -24,6 +24,7 @@ from langchain_evals_port import (
     JsonMatch,
     LevenshteinDistance,
     LLMJudge,
+    PairwiseLLMJudge,
     TrajectoryLLMJudge,
     TrajectoryMatch,
 )
@@ -55,6 +56,7 @@ BUILDERS: dict[type[Evaluator], Callable[..., Evaluator]] = {
         else FunctionEvaluator(name="f", feedback_key="f", fn=lambda: True, **kw)
     ),
     LLMJudge: lambda **kw: LLMJudge(prompt="Judge {outputs}", model=_judge(), **kw),
+    PairwiseLLMJudge: lambda **kw: PairwiseLLMJudge(model=_judge(), **kw),
     JsonMatch: lambda **kw: JsonMatch(**kw),
     TrajectoryMatch: lambda **kw: TrajectoryMatch(**kw),
     TrajectoryLLMJudge: lambda **kw: TrajectoryLLMJudge(model=_judge(), **kw),

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     )
     from .experiments import Case, Dataset, DatasetError
     from .json_match import JsonMatch
-    from .judge import Attachment, FewShotExample, LLMJudge, set_default_judge
+    from .judge import Attachment, FewShotExample, JudgeEnsemble, LLMJudge, set_default_judge
     from .runtime import DurableEvaluator, EvaluationRuntime
     from .simulation import MultiturnSimulation, SimulatedUser
     from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
@@ -106,7 +106,9 @@ _LAZY = {
         "core.errors",
     ),
     **dict.fromkeys(("EmbeddingSimilarity", "ExactMatch", "LevenshteinDistance"), "string"),
-    **dict.fromkeys(("Attachment", "FewShotExample", "LLMJudge", "set_default_judge"), "judge"),
+    **dict.fromkeys(
+        ("Attachment", "FewShotExample", "JudgeEnsemble", "LLMJudge", "set_default_judge"), "judge"
+    ),
     "JsonMatch": "json_match",
     **dict.fromkeys(("MultiturnSimulation", "SimulatedUser"), "simulation"),
     **dict.fromkeys(
@@ -166,6 +168,7 @@ __all__ = [
     "GraphTrajectoryLLMJudge",
     "GraphTrajectoryMatch",
     "JsonMatch",
+    "JudgeEnsemble",
     "JudgeOutputError",
     "LLMJudge",
     "LevenshteinDistance",

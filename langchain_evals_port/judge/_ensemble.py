@@ -364,7 +364,10 @@ class JudgeEnsemble(Evaluator):
 
 def _for_members(config: RunnableConfig) -> RunnableConfig:
     # The ensemble's own run name and id must not be given to each member's run.
-    return {key: value for key, value in config.items() if key not in ("run_name", "run_id")}  # type: ignore[return-value]
+    members = config.copy()
+    members.pop("run_name", None)
+    members.pop("run_id", None)
+    return members
 
 
 def _abstentions(abstained: Sequence[Vote], failed: int) -> str:

@@ -108,8 +108,8 @@ class LLMJudge(Evaluator):
             then gives the reasoning of a sample that agrees with the decision. A sample
             whose reply cannot be read or whose call fails abstains; only when every sample
             fails does the evaluation fail. With a cache, each sample is its own entry (the
-            first one that of a judge asking once): a first run makes ``samples`` model
-            calls, a re-run none.
+            first sample shares the entry of the same judge asking once): a first run makes
+            ``samples`` model calls, a re-run none.
             ``evaluate_raw`` asks once. Default 1: one call, as without this setting.
         max_disagreement: With ``samples`` > 1, an inconclusive result when the samples
             disagree beyond this: the share of true/false verdicts in the minority (0 to

@@ -50,7 +50,14 @@ if TYPE_CHECKING:
     )
     from .experiments import Case, Dataset, DatasetError
     from .json_match import JsonMatch
-    from .judge import Attachment, FewShotExample, LLMJudge, PairwiseLLMJudge, set_default_judge
+    from .judge import (
+        Attachment,
+        FewShotExample,
+        JudgeEnsemble,
+        LLMJudge,
+        PairwiseLLMJudge,
+        set_default_judge,
+    )
     from .runtime import DurableEvaluator, EvaluationRuntime
     from .simulation import MultiturnSimulation, SimulatedUser
     from .string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
@@ -107,7 +114,14 @@ _LAZY = {
     ),
     **dict.fromkeys(("EmbeddingSimilarity", "ExactMatch", "LevenshteinDistance"), "string"),
     **dict.fromkeys(
-        ("Attachment", "FewShotExample", "LLMJudge", "PairwiseLLMJudge", "set_default_judge"),
+        (
+            "Attachment",
+            "FewShotExample",
+            "JudgeEnsemble",
+            "LLMJudge",
+            "PairwiseLLMJudge",
+            "set_default_judge",
+        ),
         "judge",
     ),
     "JsonMatch": "json_match",
@@ -169,6 +183,7 @@ __all__ = [
     "GraphTrajectoryLLMJudge",
     "GraphTrajectoryMatch",
     "JsonMatch",
+    "JudgeEnsemble",
     "JudgeOutputError",
     "LLMJudge",
     "LevenshteinDistance",

@@ -20,6 +20,7 @@ from langchain_evals_port.core.errors import JudgeOutputError
 from ._attachments import Attachment
 from ._cache import SqliteCache
 from ._defaults import judge_defaults
+from ._ensemble import JudgeEnsemble
 from ._judge import LLMJudge
 from ._model import JudgeModel, default_judge_configured, set_default_judge, with_cache
 from ._pairwise import PairwiseLLMJudge
@@ -29,6 +30,7 @@ from ._structured import StructuredOutputMode, extract_json
 __all__ = [
     "Attachment",
     "FewShotExample",
+    "JudgeEnsemble",
     "JudgeModel",
     "JudgeOutputError",
     "LLMJudge",

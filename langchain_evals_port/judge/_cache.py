@@ -6,7 +6,8 @@ It is a ``langchain_core.caches.BaseCache``, so it works wherever LangChain take
 reply after a successful one, keyed by the call's messages (``prompt``) and the model with
 its parameters and bound tools or output format (``llm_string``). An entry is kept under a
 SHA-256 of the two, so a long prompt costs 32 bytes of key. A judge adds what LangChain's
-key misses: the JSON schema of an output schema class (``OutputSchemaKeyedCache``).
+key misses: the JSON schema of an output schema class (``OutputSchemaKeyedCache``) and the
+number of a repeated sample (``SampleKeyedCache``).
 
 Replies are stored with langchain-core's own serialization (``dumpd``) and read back with
 ``load`` restricted to generation and AI-message classes, so an entry can never build
@@ -43,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.caches import BaseCache
+from langchain_core.globals import get_llm_cache
 from langchain_core.load import dumpd, load
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.outputs import (
@@ -298,7 +300,59 @@ class SqliteCache(BaseCache):
         self._db().execute(f"DELETE FROM {_TABLE}")
 
 
-class OutputSchemaKeyedCache(BaseCache):
+class _KeySuffixCache(BaseCache):
+    """A cache around another, keying every entry also by a suffix of ``llm_string``.
+
+    ``cache`` None stands for LangChain's global cache (``set_llm_cache``) at call time, so
+    a model that would have answered from the global cache still does, under the suffix.
+    """
+
+    def __init__(self, cache: BaseCache | None, suffix: str) -> None:
+        self.cache = cache
+        self._suffix = suffix
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.cache!r}, {self._suffix!r})"
+
+    def _target(self) -> BaseCache | None:
+        return self.cache if self.cache is not None else get_llm_cache()
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's entry for ``llm_string`` with the suffix."""
+        cache = self._target()
+        return None if cache is None else cache.lookup(prompt, llm_string + self._suffix)
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Store in the wrapped cache under ``llm_string`` with the suffix."""
+        cache = self._target()
+        if cache is not None:
+            cache.update(prompt, llm_string + self._suffix, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        cache = self._target()
+        if cache is not None:
+            cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """The wrapped cache's ``alookup`` for ``llm_string`` with the suffix."""
+        cache = self._target()
+        return None if cache is None else await cache.alookup(prompt, llm_string + self._suffix)
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``aupdate`` under ``llm_string`` with the suffix."""
+        cache = self._target()
+        if cache is not None:
+            await cache.aupdate(prompt, llm_string + self._suffix, return_val)
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        cache = self._target()
+        if cache is not None:
+            await cache.aclear(**kwargs)
+
+
+class OutputSchemaKeyedCache(_KeySuffixCache):
     """``cache``, keyed also by an output schema class's JSON schema.
 
     LangChain's ``llm_string`` holds the keyword arguments bound to a model as their
@@ -309,33 +363,25 @@ class OutputSchemaKeyedCache(BaseCache):
     """
 
     def __init__(self, cache: BaseCache, schema: type) -> None:
-        self.cache = cache
         schema_json = json.dumps(convert_to_json_schema(schema), sort_keys=True)
-        self._suffix = "---output_schema:" + hashlib.sha256(schema_json.encode()).hexdigest()
+        super().__init__(
+            cache, "---output_schema:" + hashlib.sha256(schema_json.encode()).hexdigest()
+        )
 
-    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
-        """The wrapped cache's entry for ``llm_string`` with the schema's digest."""
-        return self.cache.lookup(prompt, llm_string + self._suffix)
 
-    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
-        """Store in the wrapped cache under ``llm_string`` with the schema's digest."""
-        self.cache.update(prompt, llm_string + self._suffix, return_val)
+class SampleKeyedCache(_KeySuffixCache):
+    """``cache`` (None: LangChain's global cache), keyed also by a judge's sample number.
 
-    def clear(self, **kwargs: Any) -> None:
-        """Clear the wrapped cache."""
-        self.cache.clear(**kwargs)
+    ``LLMJudge(samples=k)`` asks its model the same messages k times. LangChain's cache key
+    is the messages and the model's parameters (``llm_string``), the same for every sample,
+    so a cache would answer all k with one reply. Samples after the first append their
+    number to ``llm_string`` instead: each sample is a call of its own on the first run and
+    its own reply on a re-run. The first sample keeps the plain key, which a judge asking
+    once uses too.
+    """
 
-    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
-        """The wrapped cache's ``alookup`` for ``llm_string`` with the schema's digest."""
-        return await self.cache.alookup(prompt, llm_string + self._suffix)
-
-    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
-        """The wrapped cache's ``aupdate`` under ``llm_string`` with the schema's digest."""
-        await self.cache.aupdate(prompt, llm_string + self._suffix, return_val)
-
-    async def aclear(self, **kwargs: Any) -> None:
-        """The wrapped cache's ``aclear``."""
-        await self.cache.aclear(**kwargs)
+    def __init__(self, cache: BaseCache | None, sample: int) -> None:
+        super().__init__(cache, f"---judge_sample:{sample}")
 
 
 def _key(prompt: str, llm_string: str) -> bytes:

@@ -9,23 +9,27 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from langchain_core.caches import BaseCache
+from langchain_core.messages import BaseMessage
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.prompts.structured import StructuredPrompt
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables.config import ensure_config, get_executor_for_config
+from langchain_core.runnables.utils import gather_with_concurrency
 from langchain_core.utils.function_calling import convert_to_json_schema
 from pydantic import BaseModel, Field, PrivateAttr, SkipValidation, field_validator
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
-from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.core.errors import EvaluatorInputError, EvaluatorUsageError
 from langchain_evals_port.prompts import PromptText
 
 from ._defaults import current_defaults, judge_model
+from ._ensemble import Vote, decide
 from ._model import (
     JudgeModel,
     ResolvedJudge,
     checked_cache,
     checked_model,
+    keyed_by_sample,
     resolve_judge,
 )
 from ._render import FewShotExample, PromptSource, Template, build_messages
@@ -95,6 +99,21 @@ class LLMJudge(Evaluator):
             no model calls, and the model passed in stays uncached. Only replies the judge
             accepts are stored. ``None`` (default): the cache of ``judge_defaults``, if any,
             else the model's own ``cache`` setting.
+        samples: Ask the model this many times and combine the replies (self-consistency):
+            true/false scores by majority (a tie is inconclusive, so prefer an odd number),
+            numeric ones by their mean. The samples are asked concurrently with ``ainvoke``
+            (in LangChain's thread pool with ``invoke``); the result's metadata lists each
+            sample's score and reasoning (``samples``) and their agreement (``agreement``
+            or ``spread``, and ``disagreement``), and its comment says how they decided,
+            then gives the reasoning of a sample that agrees with the decision. A sample
+            whose reply cannot be read or whose call fails abstains; only when every sample
+            fails does the evaluation fail. With a cache, each sample is its own entry (the
+            first sample shares the entry of the same judge asking once): a first run makes
+            ``samples`` model calls, a re-run none.
+            ``evaluate_raw`` asks once. Default 1: one call, as without this setting.
+        max_disagreement: With ``samples`` > 1, an inconclusive result when the samples
+            disagree beyond this: the share of true/false verdicts in the minority (0 to
+            0.5), or the spread of numeric scores (highest minus lowest).
 
     Subclasses adapt requests by overriding ``prepare_request`` (called before every
     rendering, for ``invoke``, ``ainvoke`` and ``evaluate_raw`` alike).
@@ -128,11 +147,16 @@ class LLMJudge(Evaluator):
         default=None, exclude=True
     )
     cache: Annotated[BaseCache | None, SkipValidation] = Field(default=None, exclude=True)
+    samples: int = Field(default=1, ge=1)
+    max_disagreement: float | None = Field(default=None, ge=0)
 
     _plan: _Plan = PrivateAttr()
     _plan_without_reference: _Plan | None = PrivateAttr(default=None)
-    # The resolved judge, with the model, cache and ``judge_defaults`` it was made from.
-    _resolved: tuple[tuple[Any, ...], ResolvedJudge] | None = PrivateAttr(default=None)
+    # The resolved judge, with the model, cache and ``judge_defaults`` it was made from, and
+    # the judges of the samples after the first (their replies cached under their number).
+    _resolved: tuple[tuple[Any, ...], ResolvedJudge, list[ResolvedJudge]] | None = PrivateAttr(
+        default=None
+    )
 
     @field_validator("model")
     @classmethod
@@ -155,6 +179,8 @@ class LLMJudge(Evaluator):
             )
         ):
             raise ValueError(f"choices must be a non-empty list of numbers, got {self.choices!r}")
+        if self.max_disagreement is not None and self.samples == 1:
+            raise ValueError("max_disagreement compares samples: set samples to 2 or more")
         self.few_shot_examples = tuple(_few_shot(example) for example in self.few_shot_examples)
         custom = self.custom_schema
         if isinstance(self.prompt, StructuredPrompt):
@@ -210,14 +236,102 @@ class LLMJudge(Evaluator):
     def _score(self, request: EvalRequest, config: RunnableConfig) -> Score:
         self._check_scorable()
         started = time.perf_counter()
+        if self.samples > 1:
+            return self._sampled(request, config, started)
         conversation, model = self._conversation(request)
         return self._to_score(run_sync(conversation, config), model, started)
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> Score:
         self._check_scorable()
         started = time.perf_counter()
+        if self.samples > 1:
+            return await self._asampled(request, config, started)
         conversation, model = self._conversation(request)
         return self._to_score(await run_async(conversation, config), model, started)
+
+    def _sampled(self, request: EvalRequest, config: RunnableConfig, started: float) -> Score:
+        asks = self._conversations(request)
+
+        def sample(index: int) -> Vote:
+            conversation, judge = asks[index]
+            began = time.perf_counter()
+            try:
+                reply = run_sync(conversation, config)
+            except (EvaluatorInputError, EvaluatorUsageError):
+                raise
+            except Exception as error:
+                return Vote.of_error(f"sample {index + 1}", self.feedback_key, error)
+            return self._sample_vote(index, reply, judge, began)
+
+        with get_executor_for_config(config) as executor:
+            votes = list(executor.map(sample, range(len(asks))))
+        return self._combine(votes, asks[0][1], started)
+
+    async def _asampled(
+        self, request: EvalRequest, config: RunnableConfig, started: float
+    ) -> Score:
+        asks = self._conversations(request)
+
+        async def sample(index: int) -> Vote:
+            conversation, judge = asks[index]
+            began = time.perf_counter()
+            try:
+                reply = await run_async(conversation, config)
+            except (EvaluatorInputError, EvaluatorUsageError):
+                raise
+            except Exception as error:
+                return Vote.of_error(f"sample {index + 1}", self.feedback_key, error)
+            return self._sample_vote(index, reply, judge, began)
+
+        votes = await gather_with_concurrency(
+            config.get("max_concurrency"), *(sample(index) for index in range(len(asks)))
+        )
+        return self._combine(list(votes), asks[0][1], started)
+
+    def _sample_vote(
+        self, index: int, reply: JudgeReply, judge: ResolvedJudge, started: float
+    ) -> Vote:
+        score = self._to_score(reply, judge, started)
+        metadata = {key: value for key, value in score.metadata.items() if key != "judge_model"}
+        result = Score(score.value, score.comment, metadata).to_result(self.feedback_key)
+        return Vote(f"sample {index + 1}", result)
+
+    def _combine(self, votes: list[Vote], judge: ResolvedJudge, started: float) -> Score:
+        if all(vote.result.outcome == "failed" for vote in votes):
+            # As when asking once: the judge's own error, which ``on_error`` then handles.
+            error = votes[0].error
+            assert error is not None
+            raise error
+        numbers = any(
+            vote.result.is_verdict and not isinstance(vote.result.score, bool) for vote in votes
+        )
+        decision = decide(
+            votes,
+            "mean" if numbers else "majority",
+            max_disagreement=self.max_disagreement,
+            what="samples",
+        )
+        samples = [vote.result.metadata for vote in votes]
+        metadata: dict[str, Any] = {
+            "judge_model": judge.name,
+            "structured_output": next(
+                (m["structured_output"] for m in samples if "structured_output" in m), None
+            ),
+            "repairs": sum(m.get("repairs", 0) for m in samples),
+            "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        usage: dict[str, int] = {}
+        for sample in samples:
+            for key, value in sample.get("token_usage", {}).items():
+                usage[key] = usage.get(key, 0) + value
+        if usage:
+            metadata["token_usage"] = usage
+        chosen = decision.representative
+        if self._plan.custom and chosen is not None:
+            metadata["output"] = chosen.result.metadata.get("output")
+        reasoning = chosen.result.comment if chosen is not None else None
+        comment = decision.summary + (f"\n\n{reasoning}" if reasoning else "")
+        return decision.to_score(comment, **metadata)
 
     def evaluate_raw(
         self,
@@ -265,6 +379,17 @@ class LLMJudge(Evaluator):
 
     def _conversation(self, request: EvalRequest) -> tuple[Conversation, ResolvedJudge]:
         judge = self._judge()
+        return self._ask(*self._messages(request), judge), judge
+
+    def _conversations(self, request: EvalRequest) -> list[tuple[Conversation, ResolvedJudge]]:
+        """One conversation per sample, each with its own judge (see ``_judge``)."""
+        first = self._judge()
+        messages, plan = self._messages(request)
+        judges = [first, *self._sample_judges(first)]
+        return [(self._ask(messages, plan, judge), judge) for judge in judges]
+
+    def _messages(self, request: EvalRequest) -> tuple[list[BaseMessage], _Plan]:
+        """The prompt's messages for ``request``, and the plan they were rendered with."""
         request = self.prepare_request(request)
         plan = self._plan
         if self._plan_without_reference is not None and not request.reference_outputs:
@@ -277,7 +402,10 @@ class LLMJudge(Evaluator):
             optional=plan.optional,
             prompt_name=plan.prompt_name,
         )
-        conversation = ask_for_json(
+        return messages, plan
+
+    def _ask(self, messages: list[BaseMessage], plan: _Plan, judge: ResolvedJudge) -> Conversation:
+        return ask_for_json(
             judge,
             messages,
             schema=plan.schema,
@@ -285,7 +413,6 @@ class LLMJudge(Evaluator):
             validate=plan.validate,
             mode=self.structured_output_mode,
         )
-        return conversation, judge
 
     def _judge(self) -> ResolvedJudge:
         # What is fixed about a model (its name, its structured-output runnable, what auto
@@ -300,8 +427,19 @@ class LLMJudge(Evaluator):
             return memo[1]
         judged = judge_model(model, cache=self.cache, defaults=defaults)
         resolved = ResolvedJudge.of(judged, self.structured_output_method)
-        self._resolved = (key, resolved)
+        self._resolved = (key, resolved, [])
         return resolved
+
+    def _sample_judges(self, first: ResolvedJudge) -> list[ResolvedJudge]:
+        # The same model asked the same messages has one cache key; the samples after the
+        # first are keyed by their number too (``keyed_by_sample``), so a cache answers
+        # each with its own reply rather than all with the first's.
+        memo = self._resolved
+        judges = memo[2] if memo is not None and memo[1] is first else []
+        while len(judges) < self.samples - 1:
+            model = keyed_by_sample(first.model, len(judges) + 2)
+            judges.append(ResolvedJudge(model, first.name, first.method, first.prompted))
+        return judges[: self.samples - 1]
 
     def _to_score(self, reply: JudgeReply, judge: ResolvedJudge, started: float) -> Score:
         metadata: dict[str, Any] = {

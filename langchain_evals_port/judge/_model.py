@@ -22,7 +22,7 @@ from langchain_core.runnables.base import RunnableBindingBase
 
 from langchain_evals_port.core.errors import EvaluatorInputError
 
-from ._cache import OutputSchemaKeyedCache
+from ._cache import OutputSchemaKeyedCache, SampleKeyedCache
 
 JudgeModel = BaseChatModel | Runnable[Any, Any] | str
 """A chat model, a wrapped chat model, or a ``"provider:model"`` string."""
@@ -209,6 +209,23 @@ def with_cache(model: JudgeModel, cache: BaseCache) -> Runnable[Any, Any]:
         f".bind, .with_retry or .with_config) or a 'provider:model' string, got "
         f"{type(model).__name__}"
     )
+
+
+def keyed_by_sample(model: Runnable[Any, Any], sample: int) -> Runnable[Any, Any]:
+    """A copy of ``model`` whose cache keys its replies also by ``sample`` (see
+    ``SampleKeyedCache``), keeping what wraps the chat model; ``model`` stays as it is.
+
+    The copy answers from the cache ``model`` would use — its own, or else LangChain's
+    global one at call time — so repeated samples are cached like single calls. A model
+    with ``cache=False``, and a runnable with no chat model inside (which LangChain does
+    not cache), is returned as it is.
+    """
+    if isinstance(model, RunnableBindingBase):
+        return model.model_copy(update={"bound": keyed_by_sample(model.bound, sample)})
+    if not isinstance(model, BaseChatModel) or model.cache is False:
+        return model
+    own = model.cache if isinstance(model.cache, BaseCache) else None
+    return model.model_copy(update={"cache": SampleKeyedCache(own, sample)})
 
 
 def _with_settings(model: Runnable[Any, Any], settings: Mapping[str, Any]) -> Runnable[Any, Any]:

@@ -22,6 +22,7 @@ from langchain_evals_port import (
     GraphTrajectoryLLMJudge,
     GraphTrajectoryMatch,
     JsonMatch,
+    JudgeEnsemble,
     LevenshteinDistance,
     LLMJudge,
     PairwiseLLMJudge,
@@ -57,6 +58,7 @@ BUILDERS: dict[type[Evaluator], Callable[..., Evaluator]] = {
     ),
     LLMJudge: lambda **kw: LLMJudge(prompt="Judge {outputs}", model=_judge(), **kw),
     PairwiseLLMJudge: lambda **kw: PairwiseLLMJudge(model=_judge(), **kw),
+    JudgeEnsemble: lambda **kw: JudgeEnsemble([ExactMatch(), ExactMatch()], **kw),
     JsonMatch: lambda **kw: JsonMatch(**kw),
     TrajectoryMatch: lambda **kw: TrajectoryMatch(**kw),
     TrajectoryLLMJudge: lambda **kw: TrajectoryLLMJudge(model=_judge(), **kw),
@@ -102,7 +104,12 @@ def test_a_misspelt_keyword_is_refused_with_the_closest_valid_one(cls):
 
 @pytest.mark.parametrize("cls", list(BUILDERS), ids=lambda cls: cls.__name__)
 def test_the_signature_lists_keywords_only(cls):
-    parameters = inspect.signature(cls).parameters.values()
+    parameters = list(inspect.signature(cls).parameters.values())
+    # What an ensemble is made of comes first: JudgeEnsemble([judge_a, judge_b], ...).
+    if cls is JudgeEnsemble:
+        assert parameters[0].name == "members"
+        assert parameters[0].kind is inspect.Parameter.POSITIONAL_ONLY
+        parameters = parameters[1:]
     kinds = {parameter.kind for parameter in parameters}
     assert kinds == {inspect.Parameter.KEYWORD_ONLY}
     assert "feedback_key" in inspect.signature(cls).parameters

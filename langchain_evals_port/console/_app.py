@@ -6,7 +6,8 @@ installed ``plotly`` package: nothing is fetched from elsewhere, and the page wo
 
 Security: with a ``token`` every request must carry it (``Authorization: Bearer``, the
 ``langchain_evals_token`` cookie, or once as ``?token=``, which sets the cookie) or gets 401.
-Every change of state (resuming a waiting evaluation, retrying a failed one) is a POST whose
+Every change of state (resuming a waiting evaluation, retrying a failed one, annotating an
+interaction) is a POST whose
 form carries the CSRF token of the ``langchain_evals_csrf`` cookie (a double-submitted random
 token, compared in constant time); ``read_only`` removes those actions.
 """
@@ -52,7 +53,7 @@ def create_app(
         ledger: A ``SqliteLedger`` or ``PostgresLedger``.
         store: The ``ExperimentStore`` whose experiments the console shows, or ``None``.
         token: A secret every request must carry (required when serving beyond 127.0.0.1).
-        read_only: Leave out the actions that change state (resume, retry).
+        read_only: Leave out the actions that change state (resume, retry, annotate).
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``langchain-evals console``).
@@ -79,6 +80,11 @@ def create_app(
         routes += [
             Route("/waiting/{evaluation_id:path}/resume", console.resume, methods=["POST"]),
             Route("/failed/{evaluation_id:path}/retry", console.retry, methods=["POST"]),
+            Route(
+                "/interactions/{interaction_id:path}/annotations",
+                console.annotate,
+                methods=["POST"],
+            ),
         ]
     middleware = [Middleware(_Guard, token=token)]
     return Starlette(routes=routes, middleware=middleware)
@@ -171,7 +177,48 @@ class _Console:
             )
         except InteractionNotFoundError as error:
             return self.page(request, "missing.html", status=404, message=str(error))
-        return self.page(request, "interaction.html", record=record, evaluations=evaluations)
+        annotations = await _off_loop(self.queries.annotations, record.interaction_id)
+        return self.page(
+            request,
+            "interaction.html",
+            record=record,
+            evaluations=evaluations,
+            annotations=annotations,
+            annotated=request.query_params.get("annotated"),
+        )
+
+    async def annotate(self, request: Any) -> Any:
+        from pydantic import ValidationError
+        from starlette.responses import RedirectResponse
+
+        interaction_id = request.path_params["interaction_id"]
+        form = await request.form()
+        fields = {name: str(form.get(name, "")).strip() for name in _ANNOTATION_FIELDS}
+        try:
+            score = _form_score(fields["verdict"], fields["score"])
+            await _off_loop(
+                lambda: self.queries.annotate(
+                    interaction_id,
+                    fields["key"],
+                    score=score,
+                    label=fields["label"] or None,
+                    note=fields["note"] or None,
+                    annotator=fields["annotator"] or None,
+                )
+            )
+        except InteractionNotFoundError as error:
+            return self.page(request, "missing.html", status=404, message=str(error))
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"])
+            message = first["msg"].removeprefix("Value error, ")
+            return _bad_request(f"{field}: {message}" if field else message)
+        except ValueError as error:
+            return _bad_request(str(error))
+        return RedirectResponse(
+            f"/interactions/{quote(interaction_id)}?annotated={quote(fields['key'])}#annotations",
+            status_code=303,
+        )
 
     async def waiting(self, request: Any) -> Any:
         units = await _off_loop(self.queries.waiting)
@@ -321,6 +368,25 @@ async def _off_loop(call: Callable[..., Any], *args: Any) -> Any:
     import asyncio
 
     return await asyncio.to_thread(call, *args)
+
+
+_ANNOTATION_FIELDS = ("key", "verdict", "score", "label", "note", "annotator")
+
+
+def _form_score(verdict: str, score: str) -> bool | float | None:
+    """An annotation form's score: its pass/fail choice, else its number, else none."""
+    if verdict:
+        if verdict not in ("pass", "fail"):
+            raise ValueError(f"verdict: expected pass or fail, got {verdict!r}")
+        if score:
+            raise ValueError("give a verdict or a score, not both")
+        return verdict == "pass"
+    if not score:
+        return None
+    try:
+        return float(score)
+    except ValueError:
+        raise ValueError(f"score: expected a number, got {score!r}") from None
 
 
 def _bad_request(message: str) -> Any:

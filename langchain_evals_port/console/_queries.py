@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_evals_port.reporting.statistics import Interval, wilson_interval
-from langchain_evals_port.runtime import EvaluationRecord, InteractionRecord, WorkUnit
+from langchain_evals_port.runtime import (
+    Annotation,
+    EvaluationRecord,
+    InteractionRecord,
+    WorkUnit,
+)
 from langchain_evals_port.runtime.ledger import SqlLedger
 from langchain_evals_port.runtime.ledger._pages import decode_cursor, encode_cursor
 
@@ -285,6 +290,14 @@ class ConsoleQueries:
         """The interaction and every evaluation of it (``InteractionNotFoundError``)."""
         record = self.ledger.get_interaction(interaction_id)
         return record, self.ledger.get_evaluations(interaction_id)
+
+    def annotations(self, interaction_id: str) -> list[Annotation]:
+        """People's annotations of one interaction, oldest first."""
+        return self.ledger.annotations(subject_kind="interaction", subject_id=interaction_id)
+
+    def annotate(self, interaction_id: str, key: str, **fields: Any) -> Annotation:
+        """Store a person's annotation of one interaction (``SqlLedger.annotate``)."""
+        return self.ledger.annotate(interaction_id, key, **fields)
 
     def waiting(self) -> list[WorkUnit]:
         """The durable evaluations waiting for a person, oldest first."""

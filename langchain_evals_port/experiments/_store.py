@@ -35,7 +35,14 @@ from pydantic_core import to_jsonable_python
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
 from langchain_evals_port.core.errors import EvaluatorUsageError
-from langchain_evals_port.runtime import InteractionRecord
+from langchain_evals_port.reporting import Agreement
+from langchain_evals_port.runtime import (
+    Annotation,
+    InteractionRecord,
+    agreement_by_key,
+    case_subject,
+    pair_annotations,
+)
 from langchain_evals_port.runtime.ledger import (
     PostgresLedger,
     RunClaim,
@@ -320,6 +327,54 @@ class ExperimentStore:
             if int(pid) == os.getpid() or not _alive(int(pid)):
                 released += self._ledger.release_runs_of(name, holder)
         return released
+
+    # --- people's annotations --------------------------------------------------------------
+
+    def annotate(
+        self,
+        experiment: str,
+        case_id: str,
+        key: str,
+        *,
+        trial: int = 0,
+        score: bool | float | None = None,
+        label: str | None = None,
+        note: str | None = None,
+        annotator: str | None = None,
+    ) -> Annotation:
+        """Store a person's label or score for feedback ``key`` of one run (a case and a
+        trial) of ``experiment``, beside the evaluators' results (which stay as they are);
+        the ``Annotation`` stored (its subject id is ``case_subject(experiment, case_id,
+        trial)``)."""
+        self.info(experiment)
+        return self._ledger.annotate(
+            case_subject(experiment, case_id, trial),
+            key,
+            subject_kind="case",
+            score=score,
+            label=label,
+            note=note,
+            annotator=annotator,
+        )
+
+    def annotations(self, experiment: str | None = None) -> list[Annotation]:
+        """The annotations of experiment cases (of ``experiment``, when given), oldest first."""
+        found = self._ledger.annotations(subject_kind="case")
+        if experiment is None:
+            return found
+        return [a for a in found if a.subject_id.startswith(f"{experiment}:")]
+
+    def agreement(self, name: str, *, threshold: float | None = None) -> dict[str, Agreement]:
+        """Per feedback key, how well the evaluators of experiment ``name`` agree with the
+        annotations of its runs (``reporting.agreement``; ``threshold`` as it takes it)."""
+        results = [
+            (case_subject(name, run.case.id, run.trial), result)
+            for run in self.load(name).runs
+            for result in run.results
+        ]
+        return agreement_by_key(
+            pair_annotations(results, self.annotations(name)), threshold=threshold
+        )
 
     def unfinished(self, name: str) -> int:
         """How many runs of ``name`` have no record yet."""

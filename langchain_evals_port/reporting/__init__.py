@@ -9,11 +9,14 @@ and charts (``templates/``): Plotly's when it is installed, else plain SVG lines
 
 ``summarize``, ``compare`` and ``gate`` (also in ``reporting.statistics``, whose documentation
 says how each interval is computed) give every key its mean with a 95 % interval, compare two
-runs case by case, and fail only on a drop outside the noise.
+runs case by case, and fail only on a drop outside the noise. ``agreement`` measures how well
+a judge agrees with people's labels: accuracy, Cohen's κ with its interval, the confusion
+matrix, precision and recall of "fail", Spearman's rho for numeric scores.
 
 This package is not imported by ``import langchain_evals_port``; import it explicitly.
 """
 
+from ._agreement import Agreement, agreement
 from ._report import SCHEMA_VERSION, EvalReport
 from ._statistics import (
     GateResult,
@@ -29,6 +32,7 @@ from ._summary import KeySummary, ReportEntry
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Agreement",
     "EvalReport",
     "GateResult",
     "Interval",
@@ -36,6 +40,7 @@ __all__ = [
     "KeyStatistics",
     "KeySummary",
     "ReportEntry",
+    "agreement",
     "compare",
     "gate",
     "summarize",

@@ -8,8 +8,15 @@ interaction in a ``Ledger`` (``SqliteLedger`` by default, ``PostgresLedger`` to 
 the background, recording the core ``EvaluatorResult`` of each evaluation: a verdict,
 inconclusive, or failed (an error). ``DurableEvaluator`` registers a LangGraph graph that
 survives restarts. ``testkit`` has the test helpers.
+
+People's labels are ``Annotation`` records beside the evaluations (``ledger.annotate(...)``,
+``import_annotations`` from CSV or JSONL), and ``ledger_agreement`` measures, per feedback
+key, how well the evaluators agree with them.
 """
 
+from ._agreement import JudgedPair, agreement_by_key, ledger_agreement, pair_annotations
+from ._annotation import Annotation, AnnotationSubject, case_subject
+from ._annotation_files import AnnotationImportError, import_annotations
 from ._config import (
     Binding,
     ConfigKeyError,
@@ -54,6 +61,9 @@ from .ledger import (
 )
 
 __all__ = [
+    "Annotation",
+    "AnnotationImportError",
+    "AnnotationSubject",
     "Binding",
     "BoundAgent",
     "CheckpointerUnavailableError",
@@ -75,6 +85,7 @@ __all__ = [
     "InteractionRecord",
     "InteractionSink",
     "InteractionStatus",
+    "JudgedPair",
     "Ledger",
     "LedgerSchemaError",
     "ModelResponse",
@@ -90,11 +101,16 @@ __all__ = [
     "Trigger",
     "WaitingEvaluation",
     "WorkUnit",
+    "agreement_by_key",
+    "case_subject",
     "current_evaluation_id",
     "evaluation_id",
     "evaluation_scope",
     "export_jsonl",
+    "import_annotations",
+    "ledger_agreement",
     "open_ledger",
+    "pair_annotations",
     "redact_text",
     "request_for",
     "sampled",

@@ -162,6 +162,7 @@ def test_a_ledger_of_release_0_1_0_opens_and_keeps_its_records(storage: Storage)
         "ledger_schema",
         "ledger_experiments",
         "ledger_experiment_runs",
+        "ledger_annotations",
     }
     # Release 0.1.0 reads a version it does not know, and so refuses the ledger.
     assert storage.sql(storage.previous_release_reads) == [(LATEST,)]

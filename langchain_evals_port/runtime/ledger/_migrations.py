@@ -273,6 +273,31 @@ CREATE INDEX IF NOT EXISTS ledger_evaluations_by_outcome
     ON ledger_evaluations (outcome, evaluated_at, evaluation_id)
 """
 
+# People's labels and scores (``runtime.Annotation``), beside the evaluators' results and never
+# in their place: of an interaction (its id) or of an experiment's run of a case
+# (``experiment:case_id:trial``). The columns are what queries filter on; ``record`` is the
+# annotation itself.
+_ANNOTATIONS = """
+CREATE TABLE IF NOT EXISTS ledger_annotations (
+    annotation_id text PRIMARY KEY,
+    subject_kind text NOT NULL,
+    subject_id text NOT NULL,
+    feedback_key text NOT NULL,
+    label text,
+    score double precision,
+    note text,
+    annotator text,
+    created_at double precision NOT NULL,
+    record json NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_annotations_by_subject
+    ON ledger_annotations (subject_kind, subject_id, feedback_key);
+CREATE INDEX IF NOT EXISTS ledger_annotations_by_key
+    ON ledger_annotations (feedback_key, created_at, annotation_id);
+CREATE INDEX IF NOT EXISTS ledger_annotations_by_time
+    ON ledger_annotations (created_at, annotation_id)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "the table of applied versions",
@@ -293,4 +318,5 @@ MIGRATIONS: tuple[Migration, ...] = (
         _EVALUATION_SUMMARY,
         fill_evaluation_columns=evaluation_summary,
     ),
+    Migration("people's annotations of interactions and experiment cases", _ANNOTATIONS),
 )

@@ -9,7 +9,7 @@ faster one.
 
 Statements here use ``%s`` placeholders (psycopg's); the SQLite backend turns them into
 ``?``. Both backends have the same tables (``ledger_interactions``, ``ledger_evaluations``,
-``ledger_work``, ``ledger_schema``) once set up.
+``ledger_work``, ``ledger_schema``, the experiments' and ``ledger_annotations``) once set up.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from langchain_evals_port.runtime._records import (
     WorkUnit,
 )
 
+from ._annotations import Annotations
 from ._errors import InteractionNotFoundError, LedgerSchemaError
 from ._experiment_runs import ExperimentRuns
 from ._migrations import MIGRATIONS, Migration, evaluation_summary
@@ -59,10 +60,10 @@ class Session(Protocol):
         """Run one statement for each of ``rows``; the rows they changed in all."""
 
 
-class SqlLedger(ExperimentRuns, ABC):
+class SqlLedger(ExperimentRuns, Annotations, ABC):
     """The part of the SQLite and PostgreSQL ledgers written once: the schema (brought to
-    this release's version by ``setup()``), the records and queries, the work queue, and the
-    experiment tables (``ExperimentRuns``).
+    this release's version by ``setup()``), the records and queries, the work queue, the
+    experiment tables (``ExperimentRuns``) and people's annotations (``Annotations``).
 
     A backend supplies its connections (``_connect``, ``_transaction``), the SQL fragments
     below, ``record_interaction``, ``enqueue`` and ``close``.

@@ -1,0 +1,93 @@
+"""What a person said about an interaction or an experiment case: an ``Annotation``.
+
+Annotations are kept beside the evaluators' results, never in place of them: the ledger
+stores them in a table of their own (``SqlLedger.annotate``), so a judge's verdict and the
+human label for the same feedback key can be compared (``ledger_agreement``).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ._records import utc_now
+
+__all__ = ["Annotation", "AnnotationSubject", "case_subject"]
+
+AnnotationSubject = Literal["interaction", "case"]
+"""What an annotation is about: a recorded interaction (its id) or a run of an experiment's
+case (``case_subject(experiment, case_id, trial)``)."""
+
+
+def case_subject(experiment: str, case_id: str, trial: int = 0) -> str:
+    """The subject id of one run (a case and a trial) of an experiment.
+
+    Example:
+        >>> case_subject("support-3", "c-17", 0)
+        'support-3:c-17:0'
+    """
+    return f"{experiment}:{case_id}:{trial}"
+
+
+class Annotation(BaseModel):
+    """A person's label or score for one feedback key of one subject.
+
+        ``score`` is a pass/fail (``True``/``False``) or a number (a 1-5 rating); ``label`` a
+        category (``"helpful"``). At least one is given; the strings ``"pass"`` and ``"fail"``
+        read as ``True`` and ``False`` when compared with a judge (``reporting.agreement``). An
+    empty key, a score that is not a bool or a number, or neither a score nor a label is a
+    ``pydantic.ValidationError``.
+
+        Example:
+            >>> note = Annotation(subject_kind="interaction", subject_id="i-1",
+            ...                   key="correctness", score=False, annotator="ana")
+            >>> note.value, note.subject_kind
+            (False, 'interaction')
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    annotation_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    subject_kind: AnnotationSubject
+    subject_id: str = Field(min_length=1)
+    key: str
+    score: bool | float | None = None
+    label: str | None = None
+    note: str | None = None
+    annotator: str | None = None
+    created_at: datetime = Field(default_factory=utc_now)
+
+    @field_validator("key")
+    @classmethod
+    def _key_named(cls, key: str) -> str:
+        if not key.strip():
+            raise ValueError("the feedback key is empty")
+        return key
+
+    @field_validator("score", mode="before")
+    @classmethod
+    def _score_kind(cls, score: object) -> object:
+        # Strict: "0.5" or "yes" is a label, not a score; a score is a bool or a number.
+        if score is not None and not isinstance(score, (bool, int, float)):
+            raise ValueError(f"a score is a bool or a number, got {type(score).__name__}")
+        if isinstance(score, float) and not math.isfinite(score):
+            raise ValueError(f"a score is a finite number, got {score}")
+        return score
+
+    @model_validator(mode="after")
+    def _labelled(self) -> Annotation:
+        if self.score is None and (self.label is None or not self.label.strip()):
+            raise ValueError("an annotation needs a score (pass/fail or a number) or a label")
+        return self
+
+    @property
+    def value(self) -> bool | float | str:
+        """What the person gave: the score when there is one, else the label."""
+        if self.score is not None:
+            return self.score
+        assert self.label is not None
+        return self.label

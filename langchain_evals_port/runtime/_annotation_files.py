@@ -1,0 +1,170 @@
+"""``import_annotations``: people's labels from a CSV or JSONL file into a ledger.
+
+Every row is read and checked before anything is written; a bad row raises
+``AnnotationImportError`` naming the file, the line and the column, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from langchain_evals_port.core.errors import EvalsError
+
+from ._annotation import Annotation
+from .ledger import SqlLedger
+
+__all__ = ["COLUMNS", "AnnotationImportError", "import_annotations"]
+
+COLUMNS = (
+    "subject_id",
+    "key",
+    "score",
+    "label",
+    "note",
+    "annotator",
+    "subject_kind",
+    "annotation_id",
+    "created_at",
+)
+"""The columns (CSV) or keys (JSONL) of an annotation file; ``subject_id``, ``key`` and a
+``score`` or ``label`` are required, ``subject_kind`` defaults to ``"interaction"``."""
+
+_CSV_BOOLEANS = {"true": True, "false": False, "pass": True, "fail": False}
+
+
+class AnnotationImportError(EvalsError, ValueError):
+    """A row of an annotation file is malformed; the message says the file, the line and
+    the column.
+
+    Attributes:
+        path: The file.
+        line: Its line (counted from 1).
+        field: The column at fault, when there is one.
+    """
+
+    def __init__(self, problem: str, *, path: str, line: int, field: str | None = None) -> None:
+        where = f"{path}, line {line}"
+        super().__init__(f"{where}: {field}: {problem}" if field else f"{where}: {problem}")
+        self.problem = problem
+        self.path = path
+        self.line = line
+        self.field = field
+
+
+def import_annotations(ledger: SqlLedger, path: str | os.PathLike[str]) -> int:
+    """Store the annotations of a ``.csv`` or ``.jsonl`` file in ``ledger``; the number
+    stored.
+
+    A row without ``annotation_id`` gets one derived from its content, so importing the same
+    file again stores nothing new. A CSV ``score`` is ``true``/``false`` (or ``pass``/
+    ``fail``) or a number; an empty cell is no value.
+
+    Raises:
+        AnnotationImportError: A row is malformed (nothing is stored).
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from langchain_evals_port.runtime import SqliteLedger
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "labels.csv").write_text(
+        ...     "subject_kind,subject_id,key,score,annotator\\n"
+        ...     "case,exp-1:c-1:0,correctness,fail,ana\\n"
+        ...     "case,exp-1:c-2:0,correctness,maybe,ana\\n")
+        >>> ledger = SqliteLedger(folder / "ledger.db")
+        >>> import_annotations(ledger, folder / "labels.csv")
+        Traceback (most recent call last):
+        ...
+        langchain_evals_port.runtime._annotation_files.AnnotationImportError: \
+.../labels.csv, line 3: score: expected true, false, pass, fail or a number, got 'maybe'
+        >>> ledger.close()
+    """
+    file = Path(path)
+    rows = _csv_rows(file) if file.suffix.lower() == ".csv" else _jsonl_rows(file)
+    annotations = [_annotation(fields, path=str(file), line=line) for line, fields in rows]
+    return ledger.record_annotations(annotations)
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        _check_columns(reader.fieldnames or [], path=str(path), line=1)
+        for row in reader:
+            fields: dict[str, Any] = {k: v for k, v in row.items() if v not in (None, "")}
+            if "score" in fields:
+                fields["score"] = _csv_score(fields["score"], path=str(path), line=reader.line_num)
+            yield reader.line_num, fields
+
+
+def _csv_score(text: str, *, path: str, line: int) -> bool | float:
+    cleaned = text.strip().lower()
+    if cleaned in _CSV_BOOLEANS:
+        return _CSV_BOOLEANS[cleaned]
+    try:
+        return float(cleaned)
+    except ValueError:
+        raise AnnotationImportError(
+            f"expected true, false, pass, fail or a number, got {text!r}",
+            path=path,
+            line=line,
+            field="score",
+        ) from None
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if not text.strip():
+                continue
+            try:
+                fields = json.loads(text)
+            except ValueError as error:
+                raise AnnotationImportError(
+                    f"not JSON ({error})", path=str(path), line=number
+                ) from None
+            if not isinstance(fields, dict):
+                raise AnnotationImportError(
+                    f"expected a JSON object, got {type(fields).__name__}",
+                    path=str(path),
+                    line=number,
+                )
+            _check_columns(list(fields), path=str(path), line=number)
+            yield number, {k: v for k, v in fields.items() if v is not None}
+
+
+def _check_columns(names: Sequence[str], *, path: str, line: int) -> None:
+    for name in names:
+        if name not in COLUMNS:
+            close = difflib.get_close_matches(name, COLUMNS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise AnnotationImportError(
+                f"unknown column{hint}; an annotation has {', '.join(COLUMNS)}",
+                path=path,
+                line=line,
+                field=name,
+            )
+
+
+def _annotation(fields: Mapping[str, Any], *, path: str, line: int) -> Annotation:
+    values = {"subject_kind": "interaction", **fields}
+    if "annotation_id" not in values:
+        content = json.dumps(
+            [values.get(name) for name in COLUMNS if name != "created_at"], default=str
+        )
+        values["annotation_id"] = hashlib.sha256(content.encode()).hexdigest()[:32]
+    try:
+        return Annotation.model_validate(values)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        problem = first["msg"].removeprefix("Value error, ")
+        raise AnnotationImportError(problem, path=path, line=line, field=field) from None

@@ -1,0 +1,72 @@
+"""People's annotations of an experiment's cases: stored in the experiment store beside the
+runs' results (which stay as they were) and paired with them for ``agreement``, on a SQLite
+file and on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _postgres_server import fresh_schema, postgres_server_dsn
+
+from langchain_evals_port import ExactMatch
+from langchain_evals_port.experiments import (
+    Dataset,
+    ExperimentNotFoundError,
+    ExperimentStore,
+    run_experiment,
+)
+
+CASES = Dataset.from_records(
+    [{"id": f"q{n}", "inputs": {"n": n}, "reference_outputs": str(n * 2)} for n in range(4)]
+)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "store" / "experiments.db")
+        return
+    with fresh_schema(postgres_server_dsn()) as dsn:
+        yield dsn
+
+
+def _app(inputs: dict[str, int]) -> str:
+    # Right on q0 and q1, wrong on q2 and q3: exact_match passes, passes, fails, fails.
+    return str(inputs["n"] * 2) if inputs["n"] < 2 else "?"
+
+
+def test_case_annotations_pair_with_the_runs_results(location: str) -> None:
+    run_experiment(_app, CASES, [ExactMatch()], name="exp", store=location)
+    run_experiment(_app, CASES, [ExactMatch()], name="other", store=location)
+    with ExperimentStore(location) as store:
+        before = store.load("exp").runs
+        for case_id, passed in [("q0", True), ("q1", False), ("q2", False), ("q3", False)]:
+            store.annotate("exp", case_id, "exact_match", score=passed, annotator="ana")
+        store.annotate("other", "q0", "exact_match", score=False)
+
+        figures = store.agreement("exp")
+
+        assert [a.subject_id for a in store.annotations("exp")] == [
+            "exp:q0:0",
+            "exp:q1:0",
+            "exp:q2:0",
+            "exp:q3:0",
+        ]
+        assert len(store.annotations()) == 5
+        assert store.load("exp").runs == before  # the results stay as they were
+        with pytest.raises(ExperimentNotFoundError):
+            store.annotate("exq", "q0", "exact_match", score=True)
+
+    judged = figures["exact_match"]
+    # Judge pass pass fail fail, people pass fail fail fail: p_o = 3/4,
+    # p_e = .5 · .25 + .5 · .75 = .5, kappa = (.75 - .5) / .5 = .5.
+    assert (judged.n, judged.accuracy) == (4, 0.75)
+    assert judged.kappa == pytest.approx(0.5)
+    assert dict(judged.confusion) == {
+        (False, False): 2,
+        (False, True): 0,
+        (True, False): 1,
+        (True, True): 1,
+    }

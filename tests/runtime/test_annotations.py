@@ -1,0 +1,291 @@
+"""People's annotations in the SQL ledgers: written beside the evaluations (never over them),
+read back by kind, key and time, kept by a ledger made at the previous schema version once
+this release migrates it, imported from CSV and JSONL (a bad row named by file and line, and
+nothing stored), and paired with the stored judge results per key. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _postgres_server import fresh_schema, postgres_server_dsn
+from pydantic import ValidationError
+
+from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.runtime import (
+    AnnotationImportError,
+    EvaluationRecord,
+    InteractionNotFoundError,
+    InteractionRecord,
+    PostgresLedger,
+    SqliteLedger,
+    case_subject,
+    import_annotations,
+    ledger_agreement,
+)
+from langchain_evals_port.runtime.ledger import SqlLedger
+
+PREVIOUS = len(SqlLedger.MIGRATIONS) - 2
+"""The schema version before annotations."""
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+Opener = Callable[..., SqlLedger]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Opens a ledger on one storage; ``version=`` opens it as the release that made that
+    schema version did (its migrations alone)."""
+    opened: list[SqlLedger] = []
+
+    def opener(base: type[SqlLedger], *args: Any) -> Opener:
+        def open_at(version: int | None = None) -> SqlLedger:
+            cls = base
+            if version is not None:
+                cls = type(base.__name__, (base,), {"MIGRATIONS": base.MIGRATIONS[: version + 1]})
+            ledger = cls(*args)
+            opened.append(ledger)
+            return ledger
+
+        return open_at
+
+    if request.param == "sqlite":
+        yield opener(SqliteLedger, tmp_path / "ledger.db")
+        for ledger in opened:
+            ledger.close()
+        return
+    with fresh_schema(postgres_server_dsn()) as dsn:
+        yield opener(PostgresLedger, dsn)
+        for ledger in opened:
+            ledger.close()  # before the schema is dropped
+
+
+def _interaction(ledger: SqlLedger, interaction_id: str) -> None:
+    ledger.record_interaction(
+        InteractionRecord(interaction_id=interaction_id, agent_id="support", started_at=T0)
+    )
+
+
+def _evaluation(ledger: SqlLedger, interaction_id: str, result: EvaluatorResult) -> None:
+    ledger.record_evaluation(
+        EvaluationRecord(
+            evaluation_id=f"e-{interaction_id}",
+            evaluator_id="judge",
+            interaction_id=interaction_id,
+            agent_id="support",
+            results=[result],
+            timestamp=T0,
+        )
+    )
+
+
+def _verdict(passed: bool) -> EvaluatorResult:
+    return EvaluatorResult(key="correctness", score=passed, metadata={"passed": passed})
+
+
+def test_an_annotation_is_stored_beside_the_evaluation(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    _interaction(ledger, "i-1")
+    _evaluation(ledger, "i-1", _verdict(True))
+    before = ledger.get_evaluations("i-1")
+
+    stored = ledger.annotate(
+        "i-1", "correctness", score=False, note="the date is wrong", annotator="ana"
+    )
+
+    assert ledger.get_evaluations("i-1") == before  # the judge's result is untouched
+    [read] = ledger.annotations()
+    assert read == stored
+    assert (read.subject_kind, read.subject_id, read.key, read.value) == (
+        "interaction",
+        "i-1",
+        "correctness",
+        False,
+    )
+    assert (read.note, read.annotator) == ("the date is wrong", "ana")
+
+
+def test_annotations_are_read_by_kind_subject_key_and_time(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    _interaction(ledger, "i-1")
+    ledger.annotate("i-1", "correctness", score=True, created_at=T0)
+    ledger.annotate("i-1", "tone", label="curt", created_at=T0 + timedelta(hours=1))
+    ledger.annotate(
+        case_subject("exp-1", "c-1", 0),
+        "correctness",
+        score=4,
+        subject_kind="case",
+        created_at=T0 + timedelta(hours=2),
+    )
+
+    def keys(**filters: Any) -> list[tuple[str, str]]:
+        return [(a.subject_id, a.key) for a in ledger.annotations(**filters)]
+
+    assert keys() == [("i-1", "correctness"), ("i-1", "tone"), ("exp-1:c-1:0", "correctness")]
+    assert keys(subject_kind="case") == [("exp-1:c-1:0", "correctness")]
+    assert keys(key="correctness", subject_kind="interaction") == [("i-1", "correctness")]
+    assert keys(subject_id="i-1", key="tone") == [("i-1", "tone")]
+    assert keys(since=T0 + timedelta(minutes=30)) == [
+        ("i-1", "tone"),
+        ("exp-1:c-1:0", "correctness"),
+    ]
+    assert ledger.annotations(subject_kind="case")[0].score == 4.0
+
+
+def test_a_bad_annotation_is_refused(open_ledger: Opener) -> None:
+    ledger = open_ledger()
+    _interaction(ledger, "i-1")
+
+    with pytest.raises(InteractionNotFoundError):
+        ledger.annotate("i-nope", "correctness", score=True)
+    with pytest.raises(ValidationError, match="the feedback key is empty"):
+        ledger.annotate("i-1", "  ", score=True)
+    with pytest.raises(ValidationError, match="a score is a bool or a number"):
+        ledger.annotate("i-1", "correctness", score="good")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="needs a score"):
+        ledger.annotate("i-1", "correctness")
+    assert ledger.annotations() == []
+
+
+def test_annotations_survive_the_migration_from_the_previous_schema(open_ledger: Opener) -> None:
+    old = open_ledger(version=PREVIOUS)
+    _interaction(old, "i-1")
+    _evaluation(old, "i-1", _verdict(True))
+    old.create_experiment("exp-1", '{"name": "exp-1"}', [("c-1", 0, "{}")])
+    assert old.select("SELECT max(version) FROM ledger_schema") == [(PREVIOUS,)]
+    old.close()
+
+    ledger = open_ledger()
+
+    assert ledger.get_interaction("i-1").agent_id == "support"
+    [evaluation] = ledger.get_evaluations("i-1")
+    assert evaluation.result.score is True
+    assert [row.name for row in ledger.experiments()] == ["exp-1"]
+    assert ledger.annotations() == []  # the table is there, empty
+    ledger.annotate("i-1", "correctness", score=False)
+    assert [a.value for a in ledger.annotations()] == [False]
+    [(latest,)] = ledger.select("SELECT max(version) FROM ledger_schema")
+    assert latest == PREVIOUS + 1
+
+
+def test_a_csv_file_is_imported_and_a_second_import_adds_nothing(
+    open_ledger: Opener, tmp_path: Path
+) -> None:
+    ledger = open_ledger()
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        "subject_id,key,score,label,note,annotator,subject_kind\n"
+        "i-1,correctness,fail,,wrong date,ana,\n"
+        "i-2,correctness,true,,,ana,\n"
+        "i-2,tone,,curt,,bo,\n"
+        "exp-1:c-1:0,rating,4,,,bo,case\n",
+        encoding="utf-8",
+    )
+
+    assert import_annotations(ledger, path) == 4
+    assert import_annotations(ledger, path) == 0
+
+    read = {(a.subject_kind, a.subject_id, a.key): a.value for a in ledger.annotations()}
+    assert read == {
+        ("interaction", "i-1", "correctness"): False,
+        ("interaction", "i-2", "correctness"): True,
+        ("interaction", "i-2", "tone"): "curt",
+        ("case", "exp-1:c-1:0", "rating"): 4.0,
+    }
+
+
+def test_a_bad_csv_row_is_reported_with_its_line_and_nothing_is_stored(
+    open_ledger: Opener, tmp_path: Path
+) -> None:
+    ledger = open_ledger()
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        "subject_id,key,score\ni-1,correctness,pass\ni-2,correctness,maybe\n", encoding="utf-8"
+    )
+
+    with pytest.raises(AnnotationImportError) as raised:
+        import_annotations(ledger, path)
+
+    assert str(raised.value) == (
+        f"{path}, line 3: score: expected true, false, pass, fail or a number, got 'maybe'"
+    )
+    assert (raised.value.path, raised.value.line, raised.value.field) == (str(path), 3, "score")
+    assert ledger.annotations() == []
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "subject_id,key,scroe\ni-1,k,1\n",
+            "line 1: scroe: unknown column (did you mean 'score'?)",
+        ),
+        ("subject_id,key,score\ni-1,,1\n", "line 2: key: Field required"),
+        ("subject_id,key,score\ni-1,k,\n", "line 2: an annotation needs a score"),
+    ],
+)
+def test_csv_problems_are_named(
+    open_ledger: Opener, tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "labels.csv"
+    path.write_text(text, encoding="utf-8")
+
+    with pytest.raises(AnnotationImportError) as raised:
+        import_annotations(open_ledger(), path)
+
+    assert message in str(raised.value)
+
+
+def test_a_jsonl_file_is_imported_and_a_bad_line_is_named(
+    open_ledger: Opener, tmp_path: Path
+) -> None:
+    ledger = open_ledger()
+    good = tmp_path / "labels.jsonl"
+    rows = [
+        {"subject_id": "i-1", "key": "correctness", "score": False, "annotator": "ana"},
+        {"subject_id": "i-2", "key": "helpfulness", "score": 3},
+    ]
+    good.write_text("\n".join(json.dumps(row) for row in rows) + "\n\n", encoding="utf-8")
+    assert import_annotations(ledger, good) == 2
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(rows[0]) + '\n{"subject_id": "i-3", "key": "k", "score": "yes"}\n')
+    with pytest.raises(
+        AnnotationImportError, match=r"bad.jsonl, line 2: score: .*bool or a number"
+    ):
+        import_annotations(ledger, bad)
+    assert len(ledger.annotations()) == 2
+
+
+def test_stored_results_pair_with_annotations_by_interaction_and_key(
+    open_ledger: Opener,
+) -> None:
+    ledger = open_ledger()
+    # Judge / person: pass/pass, pass/fail, fail/fail, inconclusive/pass, and an unlabelled one.
+    verdicts: dict[str, EvaluatorResult] = {
+        "i-1": _verdict(True),
+        "i-2": _verdict(True),
+        "i-3": _verdict(False),
+        "i-4": EvaluatorResult.inconclusive("correctness", "cut off"),
+        "i-5": _verdict(False),
+    }
+    for interaction_id, result in verdicts.items():
+        _interaction(ledger, interaction_id)
+        _evaluation(ledger, interaction_id, result)
+    for interaction_id, passed in [("i-1", True), ("i-2", False), ("i-3", False), ("i-4", True)]:
+        ledger.annotate(interaction_id, "correctness", score=passed)
+    ledger.annotate("i-1", "tone", label="curt")  # no judge result for this key
+
+    figures = ledger_agreement(ledger)
+
+    assert list(figures) == ["correctness"]
+    judged = figures["correctness"]
+    assert (judged.n, judged.inconclusive, judged.failed) == (3, 1, 0)
+    assert judged.accuracy == pytest.approx(2 / 3)
+    assert ledger_agreement(ledger, evaluator_id="someone-else") == {}
+    assert ledger_agreement(ledger, since=T0 + timedelta(days=1)) == {}

@@ -12,7 +12,7 @@ from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.runnables import Runnable
 
 from langchain_evals_port.core import EvaluatorResult
-from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.core.errors import EvalsError, EvaluatorInputError, EvaluatorUsageError
 from langchain_evals_port.judge import JudgeModel, LLMJudge
 from langchain_evals_port.judge._model import model_name, resolve_judge
 from langchain_evals_port.prompts import PromptText, catalog, get_prompt
@@ -97,8 +97,7 @@ async def acalibrate(
     chosen = [_prompt(prompt) for prompt in (prompts or list(SHIPPED_SETS))]
     if labels is not None and len(chosen) != 1:
         raise EvaluatorUsageError(f"labels are for one prompt; {len(chosen)} prompts were given")
-    # Resolved first, so a missing extra or an unknown model fails before any case runs.
-    judge_model = resolve_judge(model)
+    judge_model = _judge_model(model)
     plans = [(prompt, *_labelled(prompt, labels)) for prompt in chosen]
     results = []
     for prompt, cases, source in plans:
@@ -107,6 +106,19 @@ async def acalibrate(
         )
     name = model if isinstance(model, str) else model_name(judge_model)
     return CalibrationReport(model=name, prompts=tuple(results))
+
+
+def _judge_model(model: JudgeModel) -> Runnable[Any, Any]:
+    """The model, resolved before any case runs: a missing extra, an unknown provider or a
+    client that cannot be built (no API key) stops calibration with one clear error."""
+    try:
+        return resolve_judge(model)
+    except (EvalsError, ImportError):
+        raise
+    except Exception as error:
+        raise EvaluatorInputError(
+            f"cannot build the judge model {model!r}: {type(error).__name__}: {error}"
+        ) from error
 
 
 def _prompt(prompt: str | PromptText) -> PromptText:

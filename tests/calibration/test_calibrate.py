@@ -226,3 +226,19 @@ def test_cli_says_how_to_install_the_langchain_extra(monkeypatch, capsys):
     assert main(["calibrate", "--model", "openai:gpt-4o-mini"]) == 2
     err = capsys.readouterr().err
     assert "pip install 'langchain-evals-port[langchain]'" in err
+
+
+def test_cli_reports_a_model_client_that_cannot_be_built(monkeypatch, capsys):
+    from langchain_evals_port.judge import _model
+
+    def no_key(spec):
+        raise RuntimeError("Missing credentials")
+
+    monkeypatch.setattr(_model, "_init_chat_model", no_key)
+    monkeypatch.setattr(_model, "_from_strings", {})
+    assert main(["calibrate", "--model", "openai:gpt-4o-mini"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "cannot build the judge model 'openai:gpt-4o-mini': RuntimeError: Missing credentials"
+        in err
+    )

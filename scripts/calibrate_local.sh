@@ -9,8 +9,8 @@
 # 127.0.0.1, and runs `langchain-evals calibrate --model openai:local-judge` against it with
 # OPENAI_BASE_URL. Without options it calibrates CONCISENESS_PROMPT and writes the report to
 # calibration-local/; pass e.g. `--prompt CORRECTNESS_PROMPT --report out` to choose. No GGUF
-# model is published on PyPI, so bring one: a small instruction-tuned model (0.5 to 2 billion
-# parameters, 4-bit) judges a case in seconds on a laptop CPU.
+# model is published on PyPI, so bring one; a small instruction-tuned model (a few billion
+# parameters at most, 4-bit quantised) keeps a CPU-only run short.
 #
 # Environment: PORT (default 8631), N_CTX (context length, default 4096),
 # LLAMA_CPP_PYTHON (the requirement, default 'llama-cpp-python[server]>=0.3.16,<0.4').

@@ -26,14 +26,16 @@ Example:
 A real model over HTTP
 ----------------------
 ``scripts/calibrate_local.sh`` is a smoke test of the real-model path, outside the default
-test suite: it installs ``llama-cpp-python[server]`` into a scratch environment, starts its
+test suite: it installs ``llama-cpp-python[server]`` into ``.calibrate-server/`` (built from
+source the first time: minutes, with cmake and a C++ compiler), starts its
 OpenAI-compatible server on 127.0.0.1 with a GGUF model file, and runs
 ``langchain-evals calibrate --model openai:<alias>`` against it with ``OPENAI_BASE_URL``
 pointing at the server (``OPENAI_API_KEY`` is set to a placeholder; the server ignores it).
 No GGUF model is published on PyPI, so the script takes the model file's path:
-``bash scripts/calibrate_local.sh path/to/model.gguf [--prompt CONCISENESS_PROMPT ...]``. A
-small instruction-tuned model (0.5 to 2 billion parameters) answers in a few seconds a case on
-a laptop CPU; expect its κ to be far below a frontier model's.
+``bash scripts/calibrate_local.sh path/to/model.gguf [--prompt CONCISENESS_PROMPT ...]``
+(without options: ``CONCISENESS_PROMPT``, report in ``calibration-local/``). Cases run one at a
+time, as the server answers one request at a time; a small instruction-tuned model keeps a
+CPU-only run short.
 """
 
 from ._agreement import LabelAgreement

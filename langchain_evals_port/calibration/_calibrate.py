@@ -96,7 +96,10 @@ async def acalibrate(
         raise EvaluatorUsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
     chosen = [_prompt(prompt) for prompt in (prompts or list(SHIPPED_SETS))]
     if labels is not None and len(chosen) != 1:
-        raise EvaluatorUsageError(f"labels are for one prompt; {len(chosen)} prompts were given")
+        raise EvaluatorUsageError(
+            f"labels are for one prompt; {len(chosen)} prompts were given (name the one "
+            "the labels are for: prompts=[NAME], or --prompt NAME)"
+        )
     judge_model = _judge_model(model)
     plans = [(prompt, *_labelled(prompt, labels)) for prompt in chosen]
     results = []

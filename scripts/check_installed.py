@@ -16,6 +16,9 @@ What runs inside a user's process is checked there, each in a fresh process:
    a JSONL file twice and compares the two, from a folder of the user's own modules.
 6. ``langchain-evals console`` without the ``console`` extra says how to install it (exit
    2), rather than failing with a traceback.
+7. the labelled sets of ``langchain_evals_port.calibration`` load from the installed package,
+   and ``langchain-evals calibrate`` with a model it cannot build (no API key) says so (exit
+   2), rather than failing with a traceback.
 
 Every check runs even when one fails; each prints one line, and the exit code is 1 when
 any failed. Only the standard library is used here: the environment has nothing else but
@@ -269,6 +272,40 @@ def check_console_without_its_extra(root: Path) -> str:
     return "exit 2, saying to install the console extra"
 
 
+def check_calibrate(root: Path) -> str:
+    """The calibration sets load from the package; calibrate without an API key: a message."""
+    sets = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from langchain_evals_port.calibration import SHIPPED_SETS, shipped_labels\n"
+            "print(sum(len(shipped_labels(name)) for name in SHIPPED_SETS))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    if sets.returncode != 0:
+        raise CheckFailed(f"the labelled sets did not load:\n    {output(sets)}")
+    command = Path(sys.executable).parent / "langchain-evals"
+    done = subprocess.run(
+        [str(command), "calibrate", "--model", "openai:gpt-4o-mini"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=root,
+        env={key: value for key, value in os.environ.items() if not key.startswith("OPENAI_")},
+    )
+    expected = "cannot build the judge model 'openai:gpt-4o-mini'"
+    if done.returncode != 2 or expected not in done.stderr or "Traceback" in done.stderr:
+        raise CheckFailed(f"exited {done.returncode}:\n    {output(done)}")
+    return (
+        f"{sets.stdout.strip()} labelled cases loaded; calibrate without a key: exit 2, a message"
+    )
+
+
 class Recorder(ThreadingHTTPServer):
     """A LangSmith stand-in on 127.0.0.1 that answers ``{}`` and records every request."""
 
@@ -380,6 +417,7 @@ def main() -> int:
         check_no_runs_uploaded("false"),
         check_experiment_command,
         check_console_without_its_extra,
+        check_calibrate,
     ]
     failures = 0
     with tempfile.TemporaryDirectory(prefix="check-installed-") as scratch:

@@ -3,7 +3,7 @@ inside a function papers over one.
 
 Layers, bottom up: ``core``; ``judge`` and ``prompts``; the families (``string``,
 ``trajectory``, ``json_match``, ``code``); ``simulation``, ``reporting``, ``integrations``;
-``runtime``; ``experiments``; ``console``; the entry points (``cli``, ``pytest_plugin``, ``compat``, ``testing``).
+``runtime``; ``experiments``; ``console`` and ``calibration``; the entry points (``cli``, ``pytest_plugin``, ``compat``, ``testing``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ LAYER = {
     "runtime": 4,
     "experiments": 5,
     "console": 6,
+    "calibration": 6,
 }
 
 

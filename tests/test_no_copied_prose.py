@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OURS = [
     *ROOT.glob("langchain_evals_port/**/*.py"),
     *ROOT.glob("langchain_evals_port/**/*.json"),
+    *ROOT.glob("langchain_evals_port/**/*.jsonl"),
     *ROOT.glob("cookbook/**/*.py"),
     *ROOT.glob("benchmarks/*.py"),
     *ROOT.glob("*.md"),

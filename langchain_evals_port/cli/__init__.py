@@ -2,9 +2,10 @@
 
 Experiments (``run``, ``compare``, ``experiments``, ``rescore``: ``_experiments``), the
 online runtime's ``worker`` (``_worker``), which also shares an experiment's cases with
-``--experiment``, the web ``console`` (``_console``) and an experiment's page as one HTML
-file (``report``: ``_report``) and the evaluators' agreement with people's annotations
-(``agreement``: ``_agreement``). Each command imports what it needs when it runs, so
+``--experiment``, the web ``console`` (``_console``), an experiment's page as one HTML
+file (``report``: ``_report``), the evaluators' agreement with people's annotations
+(``agreement``: ``_agreement``) and the judge prompts measured against labelled cases
+(``calibrate``: ``_calibrate``). Each command imports what it needs when it runs, so
 ``--help`` is fast.
 """
 
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 import langchain_evals_port
 
 from ._agreement import add_agreement, run_agreement
+from ._calibrate import add_calibrate, run_calibrate
 from ._console import add_console, run_console
 from ._experiments import add_experiment_commands, run_command
 from ._report import add_report, run_report
@@ -40,6 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     add_console(commands)
     add_report(commands)
     add_agreement(commands)
+    add_calibrate(commands)
     return parser
 
 
@@ -54,4 +57,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_report(args)
     if args.command == "agreement":
         return run_agreement(args)
+    if args.command == "calibrate":
+        return run_calibrate(args)
     return run_command(args)

@@ -1,0 +1,59 @@
+"""``langchain-evals calibrate``: how well catalog judge prompts agree with labelled cases on a
+model of your choice (``langchain_evals_port.calibration``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_calibrate", "run_calibrate"]
+
+
+def add_calibrate(commands: Any) -> None:
+    """The ``calibrate`` command's arguments (on ``commands``, argparse's subparsers)."""
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="measure catalog judge prompts against labelled cases on a model",
+        description="Run catalog prompts as judges on MODEL over labelled cases (the sets "
+        "shipped with the package, or --labels for one --prompt) and print, per prompt, "
+        "accuracy and Cohen's kappa against the labels, the parse-failure rate, the tokens "
+        "used and the latency of a case. A 'provider:model' string needs the langchain extra: "
+        "pip install 'langchain-evals-port[langchain]'.",
+    )
+    calibrate.add_argument(
+        "--model", required=True, help="the judge model, 'provider:model' (openai:gpt-4o-mini)"
+    )
+    calibrate.add_argument(
+        "--prompt",
+        action="append",
+        metavar="NAME",
+        help="a catalog prompt (repeatable; default: every prompt with a shipped set)",
+    )
+    calibrate.add_argument(
+        "--labels", metavar="FILE", help="a JSONL file of labelled cases for the one --prompt"
+    )
+    calibrate.add_argument("--report", metavar="DIR", help="write calibration.json and .md here")
+    calibrate.add_argument(
+        "--concurrency", type=int, default=8, help="cases judged at once (default 8)"
+    )
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """The ``calibrate`` command: the process exit status."""
+    from langchain_evals_port.calibration import calibrate
+    from langchain_evals_port.core.errors import EvalsError
+
+    try:
+        report = calibrate(args.model, args.prompt, args.labels, max_concurrency=args.concurrency)
+    except KeyboardInterrupt:
+        print("langchain-evals calibrate: interrupted", file=sys.stderr)
+        return 130
+    except (EvalsError, ImportError, OSError) as error:
+        print(f"langchain-evals calibrate: {error}", file=sys.stderr)
+        return 2
+    report.print()
+    if args.report:
+        for path in report.write(args.report):
+            print(f"wrote {path}")
+    return 0

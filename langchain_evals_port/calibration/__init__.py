@@ -1,13 +1,17 @@
 """Calibration: how well the catalog's judge prompts agree with people, on a model you choose.
 
 ``calibrate(model)`` runs catalog prompts as judges over labelled cases and reports, per
-prompt, accuracy and Cohen's κ against the human labels (over the cases the judge reached a
-verdict on), the parse-failure rate (failed with ``judge_parse_failure``, counted apart and
-never as disagreement), the tokens the model reported (a LangChain usage callback, repair
-prompts included) and the latency of a case (median and 95th percentile). The report prints
-as a table and writes JSON and Markdown (``report.write(directory)``); the command line is
-``langchain-evals calibrate --model provider:model [--prompt NAME ...] [--labels FILE]
-[--report DIR]``.
+prompt, the judge's agreement with the human labels through ``reporting.agreement`` (over
+the cases the judge reached a verdict on): accuracy and Cohen's κ, each with its 95 %
+interval, and precision and recall of "fail"; the parse-failure rate (failed with
+``judge_parse_failure``, counted apart and never as disagreement), the tokens the model
+reported (a LangChain usage callback, repair prompts included) and the latency of a case
+(median and 95th percentile). The report prints as a table and writes JSON and Markdown
+(``report.write(directory)``); the command line is ``langchain-evals calibrate --model
+provider:model [--prompt NAME ...] [--labels FILE] [--report DIR]``. Your own judge (an
+``LLMJudge`` with your prompt, or any evaluator giving pass/fail verdicts) is calibrated the
+same way over your labels: ``calibrate(judge=mine, labels="mine.jsonl")``, or
+``langchain-evals calibrate --judge module:attr --labels FILE``.
 
 Labelled sets of at least 30 cases are shipped for ``CORRECTNESS_PROMPT``,
 ``CONCISENESS_PROMPT``, ``HALLUCINATION_PROMPT``, ``RAG_GROUNDEDNESS_PROMPT`` and
@@ -38,7 +42,6 @@ time, as the server answers one request at a time; a small instruction-tuned mod
 CPU-only run short.
 """
 
-from ._agreement import LabelAgreement
 from ._calibrate import LabelsLike, acalibrate, calibrate
 from ._labels import SHIPPED_SETS, LabelledCase, LabelsError, load_labels, shipped_labels
 from ._report import CalibrationReport, CaseCalibration, PromptCalibration
@@ -47,7 +50,6 @@ __all__ = [
     "SHIPPED_SETS",
     "CalibrationReport",
     "CaseCalibration",
-    "LabelAgreement",
     "LabelledCase",
     "LabelsError",
     "LabelsLike",

@@ -1,4 +1,5 @@
-"""``calibrate``: run catalog prompts as judges over labelled cases and measure them."""
+"""``calibrate``: run catalog prompts (or your own judge) over labelled cases and measure
+them."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from typing import Any
 from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.runnables import Runnable
 
-from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.core import Evaluator, EvaluatorResult
 from langchain_evals_port.core.errors import EvalsError, EvaluatorInputError, EvaluatorUsageError
 from langchain_evals_port.judge import JudgeModel, LLMJudge
 from langchain_evals_port.judge._model import model_name, resolve_judge
 from langchain_evals_port.prompts import PromptText, catalog, get_prompt
+from langchain_evals_port.reporting import agreement
 from langchain_evals_port.reporting._display import Progress
 from langchain_evals_port.trajectory import TrajectoryLLMJudge
 
-from ._agreement import label_agreement
 from ._labels import (
     SHIPPED_SETS,
     LabelledCase,
@@ -35,33 +36,45 @@ LabelsLike = str | Path | Sequence[LabelledCase]
 
 
 def calibrate(
-    model: JudgeModel,
+    model: JudgeModel | None = None,
     prompts: Sequence[str | PromptText] | None = None,
     labels: LabelsLike | None = None,
     *,
+    judge: Evaluator | None = None,
     max_concurrency: int = 8,
     progress: bool | None = None,
 ) -> CalibrationReport:
-    """How well catalog prompts, judged by ``model``, agree with human labels.
+    """How well catalog prompts judged by ``model``, or your own ``judge``, agree with human
+    labels.
 
     Each prompt runs as an ``LLMJudge`` (a ``TrajectoryLLMJudge`` for trajectory prompts) over
-    its labelled set; the report gives, per prompt, accuracy and Cohen's κ against the labels,
-    the parse-failure rate, the tokens the model reported and the latency of a case. For a
+    its labelled set; the report gives, per prompt, accuracy and Cohen's κ with their 95 %
+    intervals, precision and recall of "fail" (``reporting.agreement``), the parse-failure
+    rate, the tokens the model reported and the latency of a case. Calibrate a judge of your
+    own (an ``LLMJudge`` with your prompt, or any evaluator that gives pass/fail verdicts) with
+    ``judge=`` and its ``labels``: it is reported the same way, under its feedback key. For a
     running event loop, ``await acalibrate(...)``.
 
     Args:
-        model: A chat model or a ``"provider:model"`` string (the ``langchain`` extra).
+        model: A chat model or a ``"provider:model"`` string (the ``langchain`` extra) to
+            judge catalog prompts with; not with ``judge``, which brings its own.
         prompts: Catalog prompt names (``"CORRECTNESS_PROMPT"``, also ``"correctness"``) or
             prompt texts; by default every prompt with a shipped set (``SHIPPED_SETS``).
         labels: Your own labelled cases (a JSONL file or ``LabelledCase`` objects) for the
-            one prompt in ``prompts``; by default the set shipped for each prompt.
+            one prompt in ``prompts``, or for ``judge``; by default the set shipped for each
+            prompt. Each case's variables are what the judge is invoked with.
+        judge: Your own judge to calibrate instead of catalog prompts. A failure of its
+            machinery (an unreadable reply, a provider error) is counted apart, as for the
+            catalog's judges, whatever its ``on_error``.
         max_concurrency: Cases judged at once.
         progress: Show a progress bar (``None``: where a person watches).
 
     Raises:
         LabelsError: A labelled set is malformed, or does not fit its prompt.
         EvaluatorUsageError: An unknown prompt (the message names the closest), ``labels``
-            with other than one prompt, or a prompt that does not judge pass/fail.
+            with other than one prompt, a prompt that does not judge pass/fail, neither or
+            both of ``model`` and ``judge``, ``judge`` without ``labels`` or with ``prompts``,
+            or a ``judge`` whose scores are numbers.
         ImportError: ``model`` is a string and the ``langchain`` extra is not installed.
 
     Example:
@@ -69,14 +82,37 @@ def calibrate(
         >>> judge = ScriptedChatModel(responder=lambda m: {"reasoning": "Short.", "score": True})
         >>> report = calibrate(judge, ["CONCISENESS_PROMPT"], progress=False)
         >>> calibration = report["CONCISENESS_PROMPT"]
-        >>> calibration.agreement.judged == len(calibration.cases), calibration.parse_failures
+        >>> calibration.agreement.n == len(calibration.cases), calibration.parse_failures
         (True, 0)
+
+        Your own judge, over your own labels:
+
+        >>> mine = LLMJudge(
+        ...     prompt="Does this answer the question {inputs} in one sentence? {outputs}",
+        ...     feedback_key="one_sentence",
+        ...     model=ScriptedChatModel(responder=lambda m: {"reasoning": "Yes.", "score": True}),
+        ... )
+        >>> labelled = [
+        ...     LabelledCase(id="a", variables={"inputs": "Why?", "outputs": "Because."},
+        ...                  passed=True),
+        ...     LabelledCase(id="b", variables={"inputs": "Why?", "outputs": "Well. So."},
+        ...                  passed=False),
+        ... ]
+        >>> calibrate(judge=mine, labels=labelled, progress=False)["one_sentence"].agreed
+        1
     """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(
-            acalibrate(model, prompts, labels, max_concurrency=max_concurrency, progress=progress)
+            acalibrate(
+                model,
+                prompts,
+                labels,
+                judge=judge,
+                max_concurrency=max_concurrency,
+                progress=progress,
+            )
         )
     raise EvaluatorUsageError(
         "calibrate was called inside a running event loop; use `await acalibrate(...)` instead"
@@ -84,16 +120,24 @@ def calibrate(
 
 
 async def acalibrate(
-    model: JudgeModel,
+    model: JudgeModel | None = None,
     prompts: Sequence[str | PromptText] | None = None,
     labels: LabelsLike | None = None,
     *,
+    judge: Evaluator | None = None,
     max_concurrency: int = 8,
     progress: bool | None = None,
 ) -> CalibrationReport:
     """The async twin of ``calibrate``."""
     if max_concurrency < 1:
         raise EvaluatorUsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
+    if judge is not None:
+        return await _calibrate_judge(judge, model, prompts, labels, max_concurrency, progress)
+    if model is None:
+        raise EvaluatorUsageError(
+            "calibrate needs a model to judge catalog prompts with (model=..., or --model "
+            "provider:model), or your own judge (judge=..., or --judge module:attr)"
+        )
     chosen = [_prompt(prompt) for prompt in (prompts or list(SHIPPED_SETS))]
     if labels is not None and len(chosen) != 1:
         raise EvaluatorUsageError(
@@ -105,10 +149,60 @@ async def acalibrate(
     results = []
     for prompt, cases, source in plans:
         results.append(
-            await _calibrate_one(judge_model, prompt, cases, source, max_concurrency, progress)
+            await _calibrate_one(
+                _catalog_judge(prompt, judge_model),
+                prompt.entry.name,
+                cases,
+                source,
+                max_concurrency,
+                progress,
+            )
         )
     name = model if isinstance(model, str) else model_name(judge_model)
     return CalibrationReport(model=name, prompts=tuple(results))
+
+
+async def _calibrate_judge(
+    judge: Evaluator,
+    model: JudgeModel | None,
+    prompts: Sequence[str | PromptText] | None,
+    labels: LabelsLike | None,
+    max_concurrency: int,
+    progress: bool | None,
+) -> CalibrationReport:
+    if not isinstance(judge, Evaluator):
+        raise EvaluatorUsageError(
+            f"judge must be an evaluator (an LLMJudge, say), got {type(judge).__name__}"
+        )
+    if model is not None or prompts:
+        raise EvaluatorUsageError(
+            "a judge of your own is calibrated alone: it brings its own model and prompt "
+            "(drop model= and prompts=, or --model and --prompt)"
+        )
+    if labels is None:
+        raise EvaluatorUsageError(
+            "a judge of your own needs labelled cases: labels=FILE, or --labels FILE"
+        )
+    name = judge.feedback_key
+    if judge.numeric_scores:
+        raise EvaluatorUsageError(
+            f"{name} cannot be calibrated: calibration compares pass/fail "
+            "verdicts, and this judge gives numeric scores"
+        )
+    cases, source = _cases(labels)
+    recording = judge.model_copy(update={"on_error": "record"})
+    calibration = await _calibrate_one(recording, name, cases, source, max_concurrency, progress)
+    return CalibrationReport(model=_model_of(judge), prompts=(calibration,))
+
+
+def _model_of(judge: Evaluator) -> str:
+    """The name of the model a judge of your own asks, as far as it says."""
+    model = getattr(judge, "model", None)
+    if isinstance(model, str):
+        return model
+    if isinstance(model, Runnable):
+        return model_name(model)
+    return type(judge).__qualname__
 
 
 def _judge_model(model: JudgeModel) -> Runnable[Any, Any]:
@@ -153,59 +247,67 @@ def _labelled(
     name = prompt.entry.name
     if labels is None:
         cases, source = shipped_labels(name), f"shipped set {SHIPPED_SETS.get(name)}"
-    elif isinstance(labels, (str, Path)):
-        cases, source = load_labels(labels), str(labels)
     else:
-        cases, source = tuple(labels), "labelled cases given"
-        if not cases:
-            raise LabelsError("labels holds no cases")
+        cases, source = _cases(labels)
     check_variables(cases, prompt.entry, source)
     return cases, source
 
 
-def _judge(prompt: PromptText, model: Runnable[Any, Any]) -> LLMJudge:
+def _cases(labels: LabelsLike) -> tuple[tuple[LabelledCase, ...], str]:
+    if isinstance(labels, (str, Path)):
+        return load_labels(labels), str(labels)
+    cases = tuple(labels)
+    if not cases:
+        raise LabelsError("labels holds no cases")
+    return cases, "labelled cases given"
+
+
+def _catalog_judge(prompt: PromptText, model: Runnable[Any, Any]) -> LLMJudge:
     if prompt.entry.input_kind == "messages":
         return TrajectoryLLMJudge(prompt=prompt, model=model, on_error="record")
     return LLMJudge(prompt=prompt, model=model, on_error="record")
 
 
 async def _calibrate_one(
-    model: Runnable[Any, Any],
-    prompt: PromptText,
+    judge: Evaluator,
+    name: str,
     cases: Sequence[LabelledCase],
     source: str,
     max_concurrency: int,
     progress: bool | None,
 ) -> PromptCalibration:
-    judge = _judge(prompt, model)
     usage = UsageMetadataCallbackHandler()
     gate = asyncio.Semaphore(max_concurrency)
-    bar = Progress(prompt.entry.name, len(cases), progress)
+    bar = Progress(name, len(cases), progress)
 
-    async def one(case: LabelledCase) -> CaseCalibration:
+    async def one(case: LabelledCase) -> tuple[CaseCalibration, EvaluatorResult]:
         async with gate:
             started = time.perf_counter()
             output = await judge.ainvoke(dict(case.variables), config={"callbacks": [usage]})
             latency = (time.perf_counter() - started) * 1000
         bar.advance()
         result = output[0] if isinstance(output, list) else output
-        return _case(case, result, latency)
+        return _case(case, result, latency), result
 
     try:
         judged = await asyncio.gather(*(one(case) for case in cases))
     finally:
         bar.close()
-    agreement = label_agreement(
-        (case.label == "pass", verdict.judged == "pass")
-        for case, verdict in zip(cases, judged, strict=True)
-        if verdict.judged is not None
+    # A verdict counts as pass or fail as the case reads it; a non-verdict goes to
+    # ``agreement`` as it is, to be counted as failed or inconclusive, never as disagreement.
+    figures = agreement(
+        [
+            result if verdict.judged is None else verdict.judged == "pass"
+            for verdict, result in judged
+        ],
+        [case.passed for case in cases],
     )
     reported = list(usage.usage_metadata.values())
     return PromptCalibration(
-        prompt=prompt.entry.name,
+        prompt=name,
         labels=source,
-        cases=tuple(judged),
-        agreement=agreement,
+        cases=tuple(verdict for verdict, _ in judged),
+        agreement=figures,
         input_tokens=sum(counts["input_tokens"] for counts in reported),
         output_tokens=sum(counts["output_tokens"] for counts in reported),
         total_tokens=sum(counts["total_tokens"] for counts in reported),

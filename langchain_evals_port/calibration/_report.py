@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_evals_port.reporting import Interval, wilson_interval
+from langchain_evals_port.reporting import Agreement, Interval, wilson_interval
 from langchain_evals_port.reporting._display import terminal
-
-from ._agreement import LabelAgreement
+from langchain_evals_port.reporting._render import figure
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -51,14 +50,17 @@ class CaseCalibration:
 
 @dataclass(frozen=True)
 class PromptCalibration:
-    """One prompt's judge over its labelled set.
+    """One judge over its labelled set: a catalog prompt's, or your own.
 
     Attributes:
-        prompt: The catalog prompt's name.
+        prompt: The catalog prompt's name, or your judge's name.
         labels: Where the labels came from (a shipped set or the user's file).
         cases: Each case's outcome, in the set's order.
-        agreement: Accuracy, Cohen's κ and the confusion counts over the cases with a verdict;
-            failed and inconclusive cases are counted apart, never as disagreement.
+        agreement: ``reporting.agreement`` of the judge's verdicts with the labels: accuracy,
+            Cohen's κ with its 95 % interval, the confusion counts keyed ``(judge, human)``
+            (``True`` for pass), precision and recall of "fail"; failed and inconclusive
+            cases are counted apart (``agreement.failed``, ``agreement.inconclusive``),
+            never as disagreement.
         input_tokens, output_tokens, total_tokens: Summed over every judge model call,
             repair prompts included, as the model reported them.
     """
@@ -66,10 +68,16 @@ class PromptCalibration:
     prompt: str
     labels: str
     cases: tuple[CaseCalibration, ...]
-    agreement: LabelAgreement
+    agreement: Agreement
     input_tokens: int
     output_tokens: int
     total_tokens: int
+
+    @property
+    def agreed(self) -> int:
+        """Cases where the judge said what the person said."""
+        agreement = self.agreement
+        return sum(agreement.confusion[(label, label)] for label in agreement.classes)
 
     @property
     def parse_failures(self) -> int:
@@ -90,8 +98,8 @@ class PromptCalibration:
     @property
     def accuracy_interval(self) -> Interval | None:
         """The 95 % Wilson interval of the accuracy; ``None`` when nothing was judged."""
-        judged = self.agreement.judged
-        return wilson_interval(self.agreement.agreed, judged) if judged else None
+        judged = self.agreement.n
+        return wilson_interval(self.agreed, judged) if judged else None
 
     @property
     def latency_median_ms(self) -> float:
@@ -105,20 +113,26 @@ class PromptCalibration:
 
     def to_dict(self) -> dict[str, Any]:
         """The figures and the cases, as JSON-ready data."""
-        interval = self.accuracy_interval
         agreement = self.agreement
         return {
             "prompt": self.prompt,
             "labels": self.labels,
             "cases": len(self.cases),
-            "judged": agreement.judged,
-            "agreed": agreement.agreed,
+            "judged": agreement.n,
+            "agreed": self.agreed,
             "accuracy": agreement.accuracy,
-            "accuracy_interval": None if interval is None else [interval.low, interval.high],
+            "accuracy_interval": _bounds(self.accuracy_interval),
             "kappa": agreement.kappa,
+            "kappa_interval": _bounds(agreement.kappa_interval),
+            "kappa_undefined": agreement.kappa_undefined,
+            "fail_precision": agreement.fail_precision,
+            "fail_recall": agreement.fail_recall,
             "confusion": {
-                f"human_{human}_judge_{judge}": count
-                for (human, judge), count in agreement.confusion.items()
+                f"human_{_label(human)}_judge_{_label(judge)}": agreement.confusion.get(
+                    (judge, human), 0
+                )
+                for human in (True, False)
+                for judge in (True, False)
             },
             "parse_failures": self.parse_failures,
             "parse_failure_rate": self.parse_failure_rate,
@@ -151,7 +165,8 @@ class CalibrationReport:
 
     Attributes:
         model: The judge model's name.
-        prompts: One ``PromptCalibration`` per prompt, in the order asked for.
+        prompts: One ``PromptCalibration`` per prompt (or for your own judge), in the order
+            asked for.
     """
 
     model: str
@@ -172,14 +187,19 @@ class CalibrationReport:
         }
 
     def table(self) -> Table:
-        """One row per prompt: agreement, failures, tokens and latency."""
+        """One row per prompt: agreement, failures, tokens and latency.
+
+        κ's cell is ``undefined`` when judge and labels gave every case one class (nothing to
+        disagree on), and has no interval when only one side did (``reporting.agreement``).
+        """
         from rich.table import Table
 
         table = Table(
             "prompt",
             "cases",
             "accuracy [95% CI]",
-            "kappa",
+            "κ [95% CI]",
+            "fail precision / recall",
             "parse failures",
             "other failures",
             "tokens in / out",
@@ -200,7 +220,8 @@ class CalibrationReport:
             "prompt",
             "cases",
             "accuracy [95% CI]",
-            "κ",
+            "κ [95% CI]",
+            "fail precision / recall",
             "parse failures",
             "other failures",
             "tokens in / out",
@@ -251,13 +272,13 @@ class CalibrationReport:
                 if agreement.accuracy is None or interval is None
                 else f"{agreement.accuracy:.3f} {interval}"
             )
-            kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
             rows.append(
                 (
                     calibration.prompt,
                     str(len(calibration.cases)),
                     accuracy,
-                    kappa,
+                    _kappa(agreement),
+                    f"{_share(agreement.fail_precision)} / {_share(agreement.fail_recall)}",
                     f"{calibration.parse_failures} ({calibration.parse_failure_rate:.0%})",
                     str(calibration.other_failures),
                     f"{calibration.input_tokens} / {calibration.output_tokens}",
@@ -281,6 +302,25 @@ def percentile(values: list[float], q: float) -> float:
     low = int(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _kappa(agreement: Agreement) -> str:
+    if agreement.kappa is None:
+        return "-" if agreement.n == 0 else "undefined"
+    interval = agreement.kappa_interval
+    return figure(agreement.kappa) + ("" if interval is None else f" {interval}")
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else figure(value)
+
+
+def _bounds(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [interval.low, interval.high]
+
+
+def _label(passed: bool) -> str:
+    return "pass" if passed else "fail"
 
 
 def _ms(value: float) -> str:

@@ -1,9 +1,11 @@
 """``langchain-evals calibrate``: how well catalog judge prompts agree with labelled cases on a
-model of your choice (``langchain_evals_port.calibration``)."""
+model of your choice, or your own judge with your labels (``langchain_evals_port.calibration``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -14,15 +16,23 @@ def add_calibrate(commands: Any) -> None:
     """The ``calibrate`` command's arguments (on ``commands``, argparse's subparsers)."""
     calibrate = commands.add_parser(
         "calibrate",
-        help="measure catalog judge prompts against labelled cases on a model",
+        help="measure judge prompts (the catalog's or your own) against labelled cases",
         description="Run catalog prompts as judges on MODEL over labelled cases (the sets "
-        "shipped with the package, or --labels for one --prompt) and print, per prompt, "
-        "accuracy and Cohen's kappa against the labels, the parse-failure rate, the tokens "
-        "used and the latency of a case. A 'provider:model' string needs the langchain extra: "
-        "pip install 'langchain-evals-port[langchain]'.",
+        "shipped with the package, or --labels for one --prompt), or your own --judge over "
+        "--labels, and print, per prompt, accuracy and Cohen's kappa (with 95% intervals) "
+        "against the labels, precision and recall of 'fail', the parse-failure rate, the "
+        "tokens used and the latency of a case. A 'provider:model' string needs the langchain "
+        "extra: pip install 'langchain-evals-port[langchain]'.",
     )
-    calibrate.add_argument(
-        "--model", required=True, help="the judge model, 'provider:model' (openai:gpt-4o-mini)"
+    judged = calibrate.add_mutually_exclusive_group(required=True)
+    judged.add_argument(
+        "--model", help="the judge model for catalog prompts, 'provider:model' (openai:gpt-4o-mini)"
+    )
+    judged.add_argument(
+        "--judge",
+        metavar="MODULE:ATTR",
+        help="your own judge instead of catalog prompts: an evaluator (an LLMJudge, say) "
+        "named module:attr, calibrated over --labels",
     )
     calibrate.add_argument(
         "--prompt",
@@ -31,7 +41,9 @@ def add_calibrate(commands: Any) -> None:
         help="a catalog prompt (repeatable; default: every prompt with a shipped set)",
     )
     calibrate.add_argument(
-        "--labels", metavar="FILE", help="a JSONL file of labelled cases for the one --prompt"
+        "--labels",
+        metavar="FILE",
+        help="a JSONL file of labelled cases for the one --prompt, or for --judge",
     )
     calibrate.add_argument("--report", metavar="DIR", help="write calibration.json and .md here")
     calibrate.add_argument(
@@ -43,9 +55,18 @@ def run_calibrate(args: argparse.Namespace) -> int:
     """The ``calibrate`` command: the process exit status."""
     from langchain_evals_port.calibration import calibrate
     from langchain_evals_port.core.errors import EvalsError
+    from langchain_evals_port.experiments._specs import import_spec
 
     try:
-        report = calibrate(args.model, args.prompt, args.labels, max_concurrency=args.concurrency)
+        judge = None
+        if args.judge:
+            # The judge is the user's module: import it as ``python -m`` would.
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            judge = import_spec(args.judge, "--judge")
+        report = calibrate(
+            args.model, args.prompt, args.labels, judge=judge, max_concurrency=args.concurrency
+        )
     except KeyboardInterrupt:
         print("langchain-evals calibrate: interrupted", file=sys.stderr)
         return 130

@@ -7,7 +7,7 @@ installed ``plotly`` package: nothing is fetched from elsewhere, and the page wo
 Security: with a ``token`` every request must carry it (``Authorization: Bearer``, the
 ``langchain_evals_token`` cookie, or once as ``?token=``, which sets the cookie) or gets 401.
 Every change of state (resuming a waiting evaluation, retrying a failed one, annotating an
-interaction) is a POST whose
+interaction or an experiment's run) is a POST whose
 form carries the CSRF token of the ``langchain_evals_csrf`` cookie (a double-submitted random
 token, compared in constant time); ``read_only`` removes those actions.
 """
@@ -26,6 +26,7 @@ from langchain_evals_port.reporting._charts import Chart
 from langchain_evals_port.reporting._pages import STYLE_SHEET, moment, plotly_path
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
 
+from ._annotations import AnnotationForm, problem
 from ._experiments import experiment_routes
 from ._queries import OUTCOMES, TEXT_WINDOW, ConsoleQueries, Series
 from ._templates import template_environment
@@ -75,7 +76,7 @@ def create_app(
         Route("/static/report.css", _style_sheet),
     ]
     if store is not None:
-        routes += experiment_routes(store, console.page)
+        routes += experiment_routes(store, console.page, read_only=read_only)
     if not read_only:
         routes += [
             Route("/waiting/{evaluation_id:path}/resume", console.resume, methods=["POST"]),
@@ -192,31 +193,19 @@ class _Console:
         from starlette.responses import RedirectResponse
 
         interaction_id = request.path_params["interaction_id"]
-        form = await request.form()
-        fields = {name: str(form.get(name, "")).strip() for name in _ANNOTATION_FIELDS}
         try:
-            score = _form_score(fields["verdict"], fields["score"])
+            form = AnnotationForm.read(await request.form())
             await _off_loop(
-                lambda: self.queries.annotate(
-                    interaction_id,
-                    fields["key"],
-                    score=score,
-                    label=fields["label"] or None,
-                    note=fields["note"] or None,
-                    annotator=fields["annotator"] or None,
-                )
+                lambda: self.queries.annotate(interaction_id, form.key, **form.values())
             )
         except InteractionNotFoundError as error:
             return self.page(request, "missing.html", status=404, message=str(error))
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(part) for part in first["loc"])
-            message = first["msg"].removeprefix("Value error, ")
-            return _bad_request(f"{field}: {message}" if field else message)
+            return _bad_request(problem(error))
         except ValueError as error:
             return _bad_request(str(error))
         return RedirectResponse(
-            f"/interactions/{quote(interaction_id)}?annotated={quote(fields['key'])}#annotations",
+            f"/interactions/{quote(interaction_id)}?annotated={quote(form.key)}#annotations",
             status_code=303,
         )
 
@@ -368,25 +357,6 @@ async def _off_loop(call: Callable[..., Any], *args: Any) -> Any:
     import asyncio
 
     return await asyncio.to_thread(call, *args)
-
-
-_ANNOTATION_FIELDS = ("key", "verdict", "score", "label", "note", "annotator")
-
-
-def _form_score(verdict: str, score: str) -> bool | float | None:
-    """An annotation form's score: its pass/fail choice, else its number, else none."""
-    if verdict:
-        if verdict not in ("pass", "fail"):
-            raise ValueError(f"verdict: expected pass or fail, got {verdict!r}")
-        if score:
-            raise ValueError("give a verdict or a score, not both")
-        return verdict == "pass"
-    if not score:
-        return None
-    try:
-        return float(score)
-    except ValueError:
-        raise ValueError(f"score: expected a number, got {score!r}") from None
 
 
 def _bad_request(message: str) -> Any:

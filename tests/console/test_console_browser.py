@@ -5,8 +5,10 @@ Every page is loaded with the network cut off except 127.0.0.1 (a route aborts a
 and records it), every dialog a page opens is recorded (an escaped ``alert`` never opens one),
 and each page's screenshot is kept as an artefact (``tests/console/artefacts/``, or
 ``$LANGCHAIN_EVALS_ARTEFACTS/console``) and checked non-blank; ``_browser`` and ``conftest``
-hold the server, the browser and the tab. The waiting review and the retried failure run on a
-real ``EvaluationRuntime`` in this process, on the same SQLite file the console serves.
+hold the server, the browser and the tab. An interaction is annotated from its form (a note
+holding a script tag is shown as text, never run) and the ledger holds it. The waiting review
+and the retried failure run on a real ``EvaluationRuntime`` in this process, on the same
+SQLite file the console serves.
 
 Without Chromium or Playwright these tests skip, loudly; under ``CI=true`` they fail.
 """
@@ -310,6 +312,49 @@ def test_a_failed_evaluation_is_retried_from_the_failed_page_exactly_once(
     assert sorted(by_id) == [failed.evaluation_id, f"{failed.evaluation_id}:retry"]
     assert by_id[f"{failed.evaluation_id}:retry"].outcome == "verdict"
     assert len(runs) == 2  # the evaluator ran exactly once more
+
+
+def test_an_interaction_is_annotated_from_its_form_and_the_note_is_shown_as_text(
+    tmp_path: Path, tab: Tab
+) -> None:
+    page = tab.page
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    seed_small(ledger)
+    evaluations = ledger.get_evaluations("i-3")
+    note = f"{SCRIPT} misses the refund"
+    try:
+        with serving(create_app(ledger)) as base:
+            assert status(page.goto(f"{base}/interactions/i-3")) == 200
+            assert page.get_by_text("No one has annotated this interaction.").is_visible()
+            form = page.locator("#annotate")
+            form.get_by_label("Feedback key").fill("helpfulness")
+            form.get_by_label("Verdict").select_option("fail")
+            form.get_by_label("Note").fill(note)
+            form.get_by_label("Annotator").fill("ana")
+            screenshot(page, "interaction-annotate-filled")
+            with page.expect_navigation() as navigation:
+                form.get_by_role("button", name="Add annotation").click()
+            assert status(navigation.value) == 200
+            assert page.url == f"{base}/interactions/i-3?annotated=helpfulness#annotations"
+            assert page.locator("p.notice").inner_text() == "Annotated helpfulness."
+            [listed_row] = page.locator("#annotation-list tbody tr").all()
+            cells = listed_row.locator("td").all_inner_texts()
+            assert cells[:4] == ["helpfulness", "fail", note, "ana"]
+            assert page.locator("#annotation-list script").count() == 0
+            page.wait_for_timeout(200)  # give a script that should not be there the time to run
+            assert tab.dialogs == []
+            screenshot(page, "interaction-annotated")
+        [stored] = ledger.annotations(subject_id="i-3")
+        assert (stored.subject_kind, stored.key, stored.score) == (
+            "interaction",
+            "helpfulness",
+            False,
+        )
+        assert (stored.note, stored.annotator) == (note, "ana")
+        assert ledger.get_evaluations("i-3") == evaluations  # the judge's results untouched
+    finally:
+        ledger.close()
+    assert tab.elsewhere == []
 
 
 def test_a_token_is_required_and_a_form_without_its_csrf_token_is_refused(

@@ -5,9 +5,10 @@ Experiments of plain functions scored by ``ExactMatch`` (and a ``length`` judge)
 compared from the form; one shows its runs with their reasoning, an output holding a script tag
 as text, its filter and its chart; a comparison finds the injected regression and lists the
 worse cases first; the report file, opened from disk with every request aborted, shows the
-same figures and chart, requests nothing, and filters its rows in the page. Pages load with the
-network cut off except 127.0.0.1, dialogs are recorded, screenshots are kept and checked
-non-blank (``_browser``, ``conftest``).
+same figures and chart, requests nothing, and filters its rows in the page. A run is annotated
+from the form in its row (a note holding a script tag is shown as text) and the store holds
+it. Pages load with the network cut off except 127.0.0.1, dialogs are recorded, screenshots
+are kept and checked non-blank (``_browser``, ``conftest``).
 
 Without Chromium or Playwright these tests skip, loudly; under ``CI=true`` they fail.
 """
@@ -174,6 +175,68 @@ def test_a_comparison_finds_the_regression_and_lists_the_worse_cases_first(
     assert tab.dialogs == []
     assert tab.elsewhere == []
     screenshot(page, "experiments-compare")
+
+
+def test_a_case_is_annotated_from_its_row_and_the_note_is_shown_as_text(
+    console: str, store: Path, tab: Tab
+) -> None:
+    page = tab.page
+    assert status(page.goto(f"{console}/experiments/mixed-run?show=problems")) == 200
+    c4 = page.locator('#runs tr[data-case="c4"]')
+    assert c4.locator("li.annotation").count() == 0
+    form = c4.locator("details.annotate form")
+    assert not form.is_visible()  # folded until asked for
+    c4.locator("details.annotate summary").click()
+    assert form.is_visible()
+    keys = form.locator("select[name=key] option").evaluate_all("os => os.map(o => o.value)")
+    assert keys == ["exact_match", "length"]
+    form.get_by_label("Key").select_option("exact_match")
+    form.get_by_label("Verdict").select_option("pass")
+    form.get_by_label("Note").fill(f"{SCRIPT} is fine too")
+    form.get_by_label("Annotator").fill("ana")
+    screenshot(page, "experiment-annotate-filled")
+    with page.expect_navigation() as navigation:
+        form.get_by_role("button", name="Add annotation").click()
+    assert status(navigation.value) == 200
+    assert "show=problems&annotated=exact_match&case=c4&trial=0" in page.url
+    assert page.locator("p.notice").inner_text() == "Annotated exact_match of case c4, trial 0."
+    assert visible_cases(page) == PROBLEMS  # the filter is kept
+    annotation = c4.locator("li.annotation")
+    assert annotation.inner_text() == f"exact_match: pass {SCRIPT} is fine too (ana)"
+    assert annotation.locator(".note").inner_text() == f"{SCRIPT} is fine too"
+    assert page.locator("#runs script").count() == 0
+    page.wait_for_timeout(200)  # give a script that should not be there the time to run
+    assert tab.dialogs == []
+    screenshot(page, "experiment-annotated")
+
+    # A score on another row; then a bad one, refused with the reason.
+    xss = page.locator('#runs tr[data-case="xss"]')
+    xss.locator("details.annotate summary").click()
+    xss.get_by_label("Key").select_option("length")
+    xss.get_by_label("or score").fill("0.5")
+    with page.expect_navigation():
+        xss.get_by_role("button", name="Add annotation").click()
+    assert xss.locator("li.annotation").inner_text() == "length: 0.5"
+    xss.locator("details.annotate summary").click()
+    xss.get_by_label("or score").fill("high")
+    with page.expect_navigation() as navigation:
+        xss.get_by_role("button", name="Add annotation").click()
+    assert status(navigation.value) == 400
+    assert page.locator("body").inner_text() == "score: expected a number, got 'high'"
+    assert tab.elsewhere == []
+
+    experiments = ExperimentStore(store)
+    try:
+        stored = [
+            (a.subject_id, a.key, a.value, a.note, a.annotator)
+            for a in experiments.annotations("mixed-run")
+        ]
+    finally:
+        experiments.close()
+    assert stored == [
+        ("mixed-run:c4:0", "exact_match", True, f"{SCRIPT} is fine too", "ana"),
+        ("mixed-run:xss:0", "length", 0.5, None, None),
+    ]
 
 
 def report(store: Path, out: Path, *options: str) -> subprocess.Popen[str]:

@@ -17,6 +17,19 @@ if TYPE_CHECKING:
 
 REPORT_SCHEMA_VERSION = 1
 
+_COLUMNS = (
+    "prompt",
+    "cases",
+    "accuracy [95% CI]",
+    "κ [95% CI]",
+    "fail precision / recall",
+    "parse failures",
+    "other failures",
+    "tokens in / out",
+    "latency p50 / p95",
+)
+"""The columns of the calibration table, on the terminal and in Markdown."""
+
 
 @dataclass(frozen=True)
 class CaseCalibration:
@@ -194,18 +207,7 @@ class CalibrationReport:
         """
         from rich.table import Table
 
-        table = Table(
-            "prompt",
-            "cases",
-            "accuracy [95% CI]",
-            "κ [95% CI]",
-            "fail precision / recall",
-            "parse failures",
-            "other failures",
-            "tokens in / out",
-            "latency p50 / p95",
-            title=f"Judge calibration: {self.model}",
-        )
+        table = Table(*_COLUMNS, title=f"Judge calibration: {self.model}")
         for row in self._rows():
             table.add_row(*row)
         return table
@@ -216,17 +218,7 @@ class CalibrationReport:
 
     def markdown(self) -> str:
         """The table and each prompt's disagreements, as Markdown."""
-        header = [
-            "prompt",
-            "cases",
-            "accuracy [95% CI]",
-            "κ [95% CI]",
-            "fail precision / recall",
-            "parse failures",
-            "other failures",
-            "tokens in / out",
-            "latency p50 / p95",
-        ]
+        header = list(_COLUMNS)
         lines = [
             f"# Judge calibration: {self.model}",
             "",

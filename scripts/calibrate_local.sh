@@ -3,6 +3,7 @@
 # real-model path, outside the default test suite.
 #
 #   bash scripts/calibrate_local.sh MODEL.gguf [langchain-evals calibrate options...]
+#   bash scripts/calibrate_local.sh --tiny [langchain-evals calibrate options...]
 #
 # Installs llama-cpp-python's OpenAI-compatible server into .calibrate-server/ (built from
 # source the first time: minutes, and it needs cmake and a C++ compiler), serves MODEL.gguf on
@@ -12,16 +13,36 @@
 # model is published on PyPI, so bring one; a small instruction-tuned model (a few billion
 # parameters at most, 4-bit quantised) keeps a CPU-only run short.
 #
+# --tiny instead serves a tiny llama model with random weights, written by
+# scripts/tiny_gguf.py (with the `gguf` package, installed into .calibrate-server/) into
+# .calibrate-server/tiny-random-llama.gguf: a few MB, and no download of weights. Its verdicts
+# are noise, so the numbers mean nothing; the run proves the HTTP path, structured output (the
+# server constrains replies to the JSON schema sent as response_format) and the report end to
+# end. Replies that still fail to parse are counted as parse failures, and a reply cut off by
+# the context length (random text can fill it) as an other failure: valid results either way.
+# The tokenizer is llama.cpp's llama-spm vocabulary when its vocab-only file is found (in the
+# installed package, or in the uv cache of the llama-cpp-python source build); otherwise
+# tiny_gguf.py makes up a byte-level one.
+#
 # Environment: PORT (default 8631), N_CTX (context length, default 4096),
 # LLAMA_CPP_PYTHON (the requirement, default 'llama-cpp-python[server]>=0.3.16,<0.4').
 set -euo pipefail
 
-if [ $# -lt 1 ] || [ ! -f "$1" ]; then
-    echo "usage: bash scripts/calibrate_local.sh MODEL.gguf [calibrate options...]" >&2
-    [ $# -ge 1 ] && echo "calibrate_local: no model file at $1" >&2
+usage="usage: bash scripts/calibrate_local.sh MODEL.gguf|--tiny [calibrate options...]"
+if [ $# -lt 1 ]; then
+    echo "$usage" >&2
     exit 2
 fi
-model="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+tiny=0
+if [ "$1" = "--tiny" ]; then
+    tiny=1
+elif [ -f "$1" ]; then
+    model="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+else
+    echo "$usage" >&2
+    echo "calibrate_local: no model file at $1" >&2
+    exit 2
+fi
 shift
 
 source "$(dirname "${BASH_SOURCE[0]}")/_bootstrap.sh"
@@ -37,11 +58,30 @@ if ! "$server_env/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
     "$UV" pip install --quiet --python "$server_env/bin/python" "$requirement"
 fi
 
+if [ "$tiny" = 1 ]; then
+    if ! "$server_env/bin/python" -c "import gguf" 2>/dev/null; then
+        "$UV" pip install --quiet --python "$server_env/bin/python" "gguf>=0.19,<1"
+    fi
+    vocab_name=ggml-vocab-llama-spm.gguf
+    vocab="$(find "$server_env" -name "$vocab_name" -print -quit 2>/dev/null || true)"
+    if [ -z "$vocab" ]; then
+        # The source distribution uv built the server from keeps llama.cpp's vocab files.
+        vocab="$(find "$("$UV" cache dir)" -path "*llama-cpp-python*/models/$vocab_name" \
+            -print -quit 2>/dev/null || true)"
+    fi
+    model="$server_env/tiny-random-llama.gguf"
+    "$server_env/bin/python" "$ROOT/scripts/tiny_gguf.py" "$model" ${vocab:+--vocab "$vocab"}
+fi
+
 log="$(mktemp)"
-"$server_env/bin/python" -m llama_cpp.server --model "$model" --model_alias local-judge \
-    --host 127.0.0.1 --port "$port" --n_ctx "${N_CTX:-4096}" >"$log" 2>&1 &
+# llama_server.py: llama_cpp.server, taking the json_schema response_format judges send.
+"$server_env/bin/python" "$ROOT/scripts/llama_server.py" --model "$model" \
+    --model_alias local-judge --host 127.0.0.1 --port "$port" --n_ctx "${N_CTX:-4096}" \
+    >"$log" 2>&1 &
 server=$!
-trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -f "$log"' EXIT
+# `|| true`: set -e holds in the trap too, and the stopped server's status (143) would
+# otherwise become the script's.
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
 
 url="http://127.0.0.1:$port/v1"
 for _ in $(seq 1 120); do

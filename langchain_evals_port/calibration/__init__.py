@@ -39,7 +39,11 @@ No GGUF model is published on PyPI, so the script takes the model file's path:
 ``bash scripts/calibrate_local.sh path/to/model.gguf [--prompt CONCISENESS_PROMPT ...]``
 (without options: ``CONCISENESS_PROMPT``, report in ``calibration-local/``). Cases run one at a
 time, as the server answers one request at a time; a small instruction-tuned model keeps a
-CPU-only run short.
+CPU-only run short. ``bash scripts/calibrate_local.sh --tiny [...]`` serves instead a tiny
+llama model with random weights (``scripts/tiny_gguf.py``): noise for verdicts, but a check of
+the HTTP path, structured output and report with no model file. The server is started through
+``scripts/llama_server.py``, which accepts the ``json_schema`` response format the judges send
+(llama-cpp-python's server knows only ``json_object`` with a schema).
 """
 
 from ._calibrate import LabelsLike, acalibrate, calibrate

@@ -91,6 +91,19 @@ def fresh_database(server_dsn: str) -> Iterator[str]:
             db.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
 
 
+@pytest.fixture(params=["sqlite", "postgres"], name="location")
+def sql_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a SQL ledger or experiment store lives, once for each backend: a SQLite file's
+    path (its folder made), then the DSN of a fresh PostgreSQL schema. A test module imports
+    it to run on both."""
+    if request.param == "sqlite":
+        (tmp_path / "sql").mkdir()
+        yield str(tmp_path / "sql" / "store.db")
+        return
+    with fresh_schema(postgres_server_dsn()) as dsn:
+        yield dsn
+
+
 @pytest.fixture
 def postgres_database_dsn() -> Iterator[str]:
     """A DSN of a brand-new database of this test's own on the test server."""

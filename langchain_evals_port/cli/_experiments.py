@@ -18,8 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from langsmith.utils import LangSmithError
-
 __all__ = ["add_experiment_commands", "run_command"]
 
 _STORE_HELP = (
@@ -102,6 +100,8 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     """Run the experiment command ``args`` names; the process exit status."""
+    from langsmith.utils import LangSmithError
+
     from langchain_evals_port.core.errors import EvalsError
 
     # Targets and evaluators are the user's modules: import them as ``python -m`` would.

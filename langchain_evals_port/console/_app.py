@@ -14,6 +14,7 @@ token, compared in constant time); ``read_only`` removes those actions.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
@@ -354,8 +355,6 @@ async def _style_sheet(request: Any) -> Any:
 
 async def _off_loop(call: Callable[..., Any], *args: Any) -> Any:
     """A ledger query, on a worker thread (its SQL blocks)."""
-    import asyncio
-
     return await asyncio.to_thread(call, *args)
 
 

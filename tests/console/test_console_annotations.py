@@ -6,30 +6,14 @@ and no route."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from _seed import seed_small
 
 pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
 
 from langchain_evals_port.console import create_app
 from langchain_evals_port.runtime.ledger import SqliteLedger
-
-
-@pytest.fixture
-def ledger(tmp_path: Path) -> Iterator[SqliteLedger]:
-    ledger = SqliteLedger(tmp_path / "ledger.db")
-    seed_small(ledger)
-    yield ledger
-    ledger.close()
-
-
-@pytest.fixture
-def client(ledger: SqliteLedger) -> TestClient:
-    return TestClient(create_app(ledger))
 
 
 def _csrf(client: TestClient) -> str:

@@ -6,30 +6,15 @@ waiting review, and guards access with a token and forms with a CSRF token. The 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from _seed import SCRIPT, seed_small
+from _seed import SCRIPT
 
 pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
 
 from langchain_evals_port.console import create_app
 from langchain_evals_port.runtime.ledger import SqliteLedger
-
-
-@pytest.fixture
-def ledger(tmp_path: Path) -> Iterator[SqliteLedger]:
-    ledger = SqliteLedger(tmp_path / "ledger.db")
-    seed_small(ledger)
-    yield ledger
-    ledger.close()
-
-
-@pytest.fixture
-def client(ledger: SqliteLedger) -> TestClient:
-    return TestClient(create_app(ledger))
 
 
 def test_the_overview_shows_each_evaluator_s_pass_rate_with_its_interval(

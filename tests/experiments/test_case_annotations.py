@@ -4,11 +4,8 @@ file and on PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-from _postgres_server import fresh_schema, postgres_server_dsn
+from _postgres_server import sql_location  # noqa: F401 (the `location` fixture)
 
 from langchain_evals_port import ExactMatch
 from langchain_evals_port.experiments import (
@@ -21,15 +18,6 @@ from langchain_evals_port.experiments import (
 CASES = Dataset.from_records(
     [{"id": f"q{n}", "inputs": {"n": n}, "reference_outputs": str(n * 2)} for n in range(4)]
 )
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "store" / "experiments.db")
-        return
-    with fresh_schema(postgres_server_dsn()) as dsn:
-        yield dsn
 
 
 def _app(inputs: dict[str, int]) -> str:

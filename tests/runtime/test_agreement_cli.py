@@ -4,12 +4,11 @@ outcomes printed apart; a bad ``--since`` exits 2 with the reason."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from _postgres_server import fresh_schema, postgres_server_dsn
+from _postgres_server import sql_location  # noqa: F401 (the `location` fixture)
 
 from langchain_evals_port.cli import main
 from langchain_evals_port.core import EvaluatorResult
@@ -22,15 +21,6 @@ from langchain_evals_port.runtime import (
 from langchain_evals_port.runtime.ledger import SqlLedger
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "ledger.db")
-        return
-    with fresh_schema(postgres_server_dsn()) as dsn:
-        yield dsn
 
 
 def _open(location: str) -> SqlLedger:

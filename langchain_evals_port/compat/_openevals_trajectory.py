@@ -103,22 +103,36 @@ def _match_evaluator(
         mode=cast("TrajectoryMatchMode", mode),
         tool_args_match_mode=cast("ToolArgsMatchMode", args_mode),
         tool_args_match_overrides=overrides,
+        metadata_on_pass=False,
     )
 
 
 # --- the deprecated module-level functions ------------------------------------------------
 
-_STRICT_EXACT = TrajectoryMatch(mode="strict", feedback_key="trajectory_strict_match")
+_STRICT_EXACT = TrajectoryMatch(
+    mode="strict", feedback_key="trajectory_strict_match", metadata_on_pass=False
+)
 _STRICT_IGNORE = TrajectoryMatch(
-    mode="strict", tool_args_match_mode="ignore", feedback_key="trajectory_strict_match"
+    mode="strict",
+    tool_args_match_mode="ignore",
+    feedback_key="trajectory_strict_match",
+    metadata_on_pass=False,
 )
 # OpenEvals' deprecated unordered/subset/superset functions ignore arguments.
-_UNORDERED = TrajectoryMatch(mode="unordered", tool_args_match_mode="ignore")
+_UNORDERED = TrajectoryMatch(
+    mode="unordered", tool_args_match_mode="ignore", metadata_on_pass=False
+)
 _SUBSET = TrajectoryMatch(
-    mode="subset", tool_args_match_mode="ignore", feedback_key="trajectory_subset"
+    mode="subset",
+    tool_args_match_mode="ignore",
+    feedback_key="trajectory_subset",
+    metadata_on_pass=False,
 )
 _SUPERSET = TrajectoryMatch(
-    mode="superset", tool_args_match_mode="ignore", feedback_key="trajectory_superset"
+    mode="superset",
+    tool_args_match_mode="ignore",
+    feedback_key="trajectory_superset",
+    metadata_on_pass=False,
 )
 
 

@@ -56,7 +56,9 @@ class TrajectoryMatch(Evaluator):
     same tool on the other side and the arguments that differ; ``metadata["problems"]``
     holds the same as data. ``metadata`` always has ``precision`` (the share of the agent's
     calls paired with a reference call) and ``recall`` (the share of reference calls paired),
-    counted over all calls regardless of order (1.0 when a side has no calls).
+    counted over all calls regardless of order (1.0 when a side has no calls); with
+    ``metadata_on_pass=False`` a passing result has no metadata, as in OpenEvals (the
+    ``compat`` factories set it).
 
     Args:
         mode: ``"strict"``, ``"unordered"``, ``"subset"``, ``"superset"`` or ``"in_order"``.
@@ -67,6 +69,8 @@ class TrajectoryMatch(Evaluator):
             that must exist on both sides and be equal, or a callable
             ``matcher(actual_args, expected_args) -> bool``.
         feedback_key: Defaults to ``trajectory_<mode>_match``.
+        metadata_on_pass: Keep ``precision``, ``recall`` and the call counts on a passing
+            result (the default); a failing result always has them.
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -89,6 +93,7 @@ class TrajectoryMatch(Evaluator):
     tool_args_match_mode: ToolArgsMatchMode = "exact"
     tool_args_match_overrides: Annotated[dict[str, ToolArgsOverride] | None, SkipValidation] = None
     feedback_key: str = ""  # set from the mode after validation
+    metadata_on_pass: bool = True
 
     _rules: ArgsRules = PrivateAttr()
 
@@ -114,7 +119,7 @@ class TrajectoryMatch(Evaluator):
             "reference_tool_calls": len(expected.calls),
         }
         if not problems:
-            return Score(True, None, metadata)
+            return Score(True, None, metadata if self.metadata_on_pass else {})
         comment, data = explain(
             _HEADERS[self.mode],
             problems,

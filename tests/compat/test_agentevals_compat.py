@@ -6,6 +6,7 @@ Where agentevals reads a thread correctly the results are equal; each documented
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import operator
 import warnings
@@ -540,6 +541,13 @@ def test_agentevals_trajectory_functions_and_prompts_are_in_compat():
     from langchain_core.messages import AIMessage
 
     assert set(ae_trajectory.__all__) <= set(compat.__all__)
+    # and the deprecated functions of agentevals.trajectory.strict/subset/superset/unordered
+    for module in ("strict", "subset", "superset", "unordered"):
+        public = importlib.import_module(f"agentevals.trajectory.{module}")
+        names = {name for name, value in vars(public).items() if inspect.isfunction(value)}
+        names = {name for name in names if name.startswith("trajectory_")}
+        assert names, module
+        assert names <= set(compat.__all__), module
     assert compat.TRAJECTORY_ACCURACY_PROMPT == ae_trajectory_llm.TRAJECTORY_ACCURACY_PROMPT
     assert compat.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE == (
         ae_trajectory_llm.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE

@@ -30,6 +30,14 @@ from langchain_evals_port.compat._openevals_trajectory import (
     create_async_trajectory_match_evaluator,
     create_trajectory_llm_as_judge,
     create_trajectory_match_evaluator,
+    trajectory_strict_match,
+    trajectory_strict_match_async,
+    trajectory_subset,
+    trajectory_subset_async,
+    trajectory_superset,
+    trajectory_superset_async,
+    trajectory_unordered_match,
+    trajectory_unordered_match_async,
 )
 from langchain_evals_port.compat._shared import (
     EvaluatorResult,
@@ -78,6 +86,14 @@ __all__ = [
     "extract_langgraph_trajectory_from_thread",
     "graph_trajectory_strict_match",
     "graph_trajectory_strict_match_async",
+    "trajectory_strict_match",
+    "trajectory_strict_match_async",
+    "trajectory_subset",
+    "trajectory_subset_async",
+    "trajectory_superset",
+    "trajectory_superset_async",
+    "trajectory_unordered_match",
+    "trajectory_unordered_match_async",
 ]
 
 DEFAULT_REF_COMPARE_PROMPT = GRAPH_TRAJECTORY_PROMPT

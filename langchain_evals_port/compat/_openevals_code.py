@@ -42,6 +42,15 @@ __all__ = [
 
 Strategy = Literal["none", "llm", "markdown_code_blocks"]
 
+_EXTRACTING = ("llm", "markdown_code_blocks")
+
+
+def _strategy(strategy: Any) -> Strategy:
+    # As in OpenEvals, every value but "llm" and "markdown_code_blocks" (its own tests pass
+    # "all") means no extraction.
+    return cast("Strategy", strategy if strategy in _EXTRACTING else "none")
+
+
 _MYPY_DEFAULT_ARGS = (
     "--no-incremental",
     "--disallow-untyped-calls",
@@ -58,19 +67,14 @@ def _extraction(
 ) -> CodeExtractor:
     if code_extractor is not None and strategy != "none":
         raise ValueError("pass either code_extractor or code_extraction_strategy, not both")
-    if strategy not in ("none", "llm", "markdown_code_blocks"):
-        raise ValueError(
-            "code_extraction_strategy must be 'none', 'llm' or 'markdown_code_blocks', "
-            f"got {strategy!r}"
-        )
     if code_extractor is not None:
         # OpenEvals hands its extractor the outputs as given, not their text.
         return CodeExtractor(code_extractor, language=language, callable_input="outputs")
-    return CodeExtractor(strategy, language=language, model=extraction_model)
+    return CodeExtractor(_strategy(strategy), language=language, model=extraction_model)
 
 
 def _checker_model(strategy: Strategy, client: Any, model: str | None) -> Any:
-    if strategy != "llm":
+    if _strategy(strategy) != "llm":
         if client is not None or model is not None:
             raise ValueError(
                 "client and model are only used by code_extraction_strategy='llm'; "

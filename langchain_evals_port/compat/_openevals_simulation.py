@@ -14,12 +14,12 @@ from __future__ import annotations
 import inspect
 import uuid
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from langchain_evals_port.compat._shared import EvaluatorResult
+from langchain_evals_port.compat._shared import EvaluatorResult, MultiturnSimulationResult
 from langchain_evals_port.core import message_to_openai, to_langchain_messages, to_openai_messages
 from langchain_evals_port.simulation import (
     MultiturnSimulation,
@@ -45,13 +45,6 @@ __all__ = [
 
 # OpenEvals traces its simulator under this name.
 _RUN_NAME = "multiturn_simulator"
-
-
-class MultiturnSimulationResult(TypedDict):
-    """OpenEvals' simulation result: the transcript and the evaluators' result dicts."""
-
-    trajectory: list[dict[str, Any]]
-    evaluator_results: list[EvaluatorResult]
 
 
 class _OpenEvalsUser:

@@ -60,15 +60,20 @@ def create_trajectory_match_evaluator(
     trajectory_match_mode: TrajectoryMatchMode = "strict",
     tool_args_match_mode: ToolArgsMatchMode = "exact",
     tool_args_match_overrides: dict[str, ToolArgsOverride] | None = None,
+    explain: bool = False,
 ) -> SimpleEvaluator:
     """OpenEvals' ``create_trajectory_match_evaluator``, returning a ``TrajectoryMatch``
     (keyword-callable like OpenEvals' evaluator, and a Runnable besides).
 
-    ``trajectory_match_mode`` may also be ``"in_order"`` (see ``TrajectoryMatch``).
+    ``trajectory_match_mode`` may also be ``"in_order"`` (see ``TrajectoryMatch``). Results
+    are OpenEvals' own (``comment`` and ``metadata`` are None); ``explain=True`` adds
+    ``TrajectoryMatch``'s comment and metadata (which calls differ, precision and recall).
     """
     return cast(
         SimpleEvaluator,
-        _match_evaluator(trajectory_match_mode, tool_args_match_mode, tool_args_match_overrides),
+        _match_evaluator(
+            trajectory_match_mode, tool_args_match_mode, tool_args_match_overrides, explain
+        ),
     )
 
 
@@ -77,16 +82,18 @@ def create_async_trajectory_match_evaluator(
     trajectory_match_mode: TrajectoryMatchMode = "strict",
     tool_args_match_mode: ToolArgsMatchMode = "exact",
     tool_args_match_overrides: dict[str, ToolArgsOverride] | None = None,
+    explain: bool = False,
 ) -> SimpleAsyncEvaluator:
-    """OpenEvals' ``create_async_trajectory_match_evaluator``."""
+    """OpenEvals' ``create_async_trajectory_match_evaluator`` (``explain`` as in the sync
+    factory)."""
     evaluator = _match_evaluator(
-        trajectory_match_mode, tool_args_match_mode, tool_args_match_overrides
+        trajectory_match_mode, tool_args_match_mode, tool_args_match_overrides, explain
     )
     return cast(SimpleAsyncEvaluator, named_async(evaluator.acall, evaluator.get_name()))
 
 
 def _match_evaluator(
-    mode: str, args_mode: str, overrides: dict[str, ToolArgsOverride] | None
+    mode: str, args_mode: str, overrides: dict[str, ToolArgsOverride] | None, explain: bool
 ) -> TrajectoryMatch:
     # OpenEvals' own messages, so code that matched on them keeps working.
     if mode not in _MATCH_MODES:
@@ -103,22 +110,34 @@ def _match_evaluator(
         mode=cast("TrajectoryMatchMode", mode),
         tool_args_match_mode=cast("ToolArgsMatchMode", args_mode),
         tool_args_match_overrides=overrides,
+        explain=explain,
     )
 
 
 # --- the deprecated module-level functions ------------------------------------------------
 
-_STRICT_EXACT = TrajectoryMatch(mode="strict", feedback_key="trajectory_strict_match")
+_STRICT_EXACT = TrajectoryMatch(
+    mode="strict", feedback_key="trajectory_strict_match", explain=False
+)
 _STRICT_IGNORE = TrajectoryMatch(
-    mode="strict", tool_args_match_mode="ignore", feedback_key="trajectory_strict_match"
+    mode="strict",
+    tool_args_match_mode="ignore",
+    feedback_key="trajectory_strict_match",
+    explain=False,
 )
 # OpenEvals' deprecated unordered/subset/superset functions ignore arguments.
-_UNORDERED = TrajectoryMatch(mode="unordered", tool_args_match_mode="ignore")
+_UNORDERED = TrajectoryMatch(mode="unordered", tool_args_match_mode="ignore", explain=False)
 _SUBSET = TrajectoryMatch(
-    mode="subset", tool_args_match_mode="ignore", feedback_key="trajectory_subset"
+    mode="subset",
+    tool_args_match_mode="ignore",
+    feedback_key="trajectory_subset",
+    explain=False,
 )
 _SUPERSET = TrajectoryMatch(
-    mode="superset", tool_args_match_mode="ignore", feedback_key="trajectory_superset"
+    mode="superset",
+    tool_args_match_mode="ignore",
+    feedback_key="trajectory_superset",
+    explain=False,
 )
 
 

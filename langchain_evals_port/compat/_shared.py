@@ -4,10 +4,14 @@ named the way LangSmith names evaluator runs."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
+from langchain_core.messages import BaseMessage, BaseMessageChunk
 from langchain_core.runnables import Runnable
-from typing_extensions import NotRequired, Protocol, TypedDict
+from typing_extensions import NotRequired, Protocol, TypedDict, runtime_checkable
+
+ScoreType = float | bool
+"""A verdict: a number or a boolean."""
 
 
 class EvaluatorResult(TypedDict):
@@ -44,6 +48,75 @@ class SimpleAsyncEvaluator(Protocol):
         reference_outputs: Any = None,
         **kwargs: Any,
     ) -> EvaluatorResult | list[EvaluatorResult]: ...
+
+
+class ChatCompletionMessage(TypedDict):
+    """A message in OpenAI's chat format, as OpenEvals' trajectories hold them."""
+
+    id: NotRequired[str | None]
+    content: str | list[dict[str, Any]]
+    role: str
+    tool_calls: NotRequired[list[dict[str, Any]] | None]
+
+
+class ChatCompletion(TypedDict):
+    """An OpenAI chat completion response (its ``choices``)."""
+
+    choices: list[dict[str, Any]]
+
+
+class FewShotExample(TypedDict):
+    """A graded example for a judge prompt, as a dict (``judge.FewShotExample`` is the class
+    form; either is accepted)."""
+
+    inputs: Any
+    outputs: Any
+    score: float | bool
+    reasoning: str | None
+
+
+Messages = ChatCompletionMessage | BaseMessage | BaseMessageChunk
+"""A message in either format OpenEvals accepts."""
+
+
+@runtime_checkable
+class ChatCompletionsClient(Protocol):
+    """The ``chat.completions`` part of an OpenAI-style client."""
+
+    def create(self, **kwargs: Any) -> ChatCompletion: ...
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """An OpenAI-style client (OpenEvals accepts one as ``judge``; compat does not)."""
+
+    @property
+    def chat(self) -> type[ChatCompletionsClient]: ...
+
+
+@runtime_checkable
+class RunnableLike(Protocol):
+    """Something with ``invoke``/``ainvoke`` (OpenEvals deprecates it for ``Runnable``)."""
+
+    def invoke(self, inputs: Any, **kwargs: Any) -> Any: ...
+
+    async def ainvoke(self, inputs: Any, **kwargs: Any) -> Any: ...
+
+
+class MultiturnSimulationResult(TypedDict):
+    """OpenEvals' simulation result: the transcript and the evaluators' result dicts."""
+
+    evaluator_results: list[EvaluatorResult]
+    trajectory: list[dict[str, Any]]
+
+
+ToolArgsMatchMode = Literal["exact", "ignore", "subset", "superset"]
+"""How a tool call's arguments are compared."""
+
+ToolArgsMatchOverrides = dict[
+    str, ToolArgsMatchMode | list[str] | Callable[[dict[str, Any], dict[str, Any]], bool]
+]
+"""Per-tool argument rules: a mode, the argument paths to compare, or a matcher."""
 
 
 def named_async(call: Callable[..., Awaitable[Any]], name: str) -> Callable[..., Awaitable[Any]]:

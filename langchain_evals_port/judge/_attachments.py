@@ -39,8 +39,12 @@ class Attachment:
 
     @classmethod
     def from_url(cls, url: str, mime_type: str | None = None) -> Attachment:
-        """An attachment the provider fetches (or a ``data:`` URL); the type is guessed from
-        the URL when not given, and defaults to an image."""
+        """An attachment the provider fetches; the type is guessed from the URL when not
+        given, and defaults to an image. A base64 ``data:`` URL becomes an inline attachment
+        (a block with a ``base64`` field, as OpenEvals sends it)."""
+        inline = _data_url(url)
+        if inline is not None:
+            return cls(mime_type=mime_type or inline[0], data=inline[1])
         guessed = mime_type or mimetypes.guess_type(url)[0] or "image/*"
         return cls(mime_type=guessed, url=url)
 
@@ -76,6 +80,19 @@ class Attachment:
             f"attachments of type {self.mime_type!r} are not supported; "
             "use images (image/*), audio (audio/*) or PDFs (application/pdf)"
         )
+
+
+def _data_url(url: str) -> tuple[str, bytes] | None:
+    # ``data:<mime>[;param...];base64,<payload>`` as (mime, bytes); None for anything else.
+    header, comma, payload = url.partition(",")
+    if not url.startswith("data:") or not comma or not header.endswith(";base64"):
+        return None
+    try:
+        decoded = base64.b64decode(payload, validate=True)
+    except binascii.Error:
+        return None
+    mime = header[len("data:") :].split(";", 1)[0]
+    return mime or "image/*", decoded
 
 
 def attachment_block(item: Any, index: int) -> dict[str, Any]:

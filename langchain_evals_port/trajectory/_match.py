@@ -56,7 +56,9 @@ class TrajectoryMatch(Evaluator):
     same tool on the other side and the arguments that differ; ``metadata["problems"]``
     holds the same as data. ``metadata`` always has ``precision`` (the share of the agent's
     calls paired with a reference call) and ``recall`` (the share of reference calls paired),
-    counted over all calls regardless of order (1.0 when a side has no calls).
+    counted over all calls regardless of order (1.0 when a side has no calls). With
+    ``explain=False`` a result has neither comment nor metadata, as in OpenEvals (the
+    ``compat`` factories' default).
 
     Args:
         mode: ``"strict"``, ``"unordered"``, ``"subset"``, ``"superset"`` or ``"in_order"``.
@@ -67,6 +69,8 @@ class TrajectoryMatch(Evaluator):
             that must exist on both sides and be equal, or a callable
             ``matcher(actual_args, expected_args) -> bool``.
         feedback_key: Defaults to ``trajectory_<mode>_match``.
+        explain: Give the comment and metadata above (the default); ``False`` gives the
+            bare verdict.
 
     Example:
         >>> from langchain_core.messages import AIMessage
@@ -89,6 +93,7 @@ class TrajectoryMatch(Evaluator):
     tool_args_match_mode: ToolArgsMatchMode = "exact"
     tool_args_match_overrides: Annotated[dict[str, ToolArgsOverride] | None, SkipValidation] = None
     feedback_key: str = ""  # set from the mode after validation
+    explain: bool = True
 
     _rules: ArgsRules = PrivateAttr()
 
@@ -105,6 +110,8 @@ class TrajectoryMatch(Evaluator):
         agent = read_trajectory(outputs, "outputs")
         expected = read_trajectory(reference, "reference_outputs")
         problems, overall = _CHECKS[self.mode](agent, expected, self._rules)
+        if not self.explain:
+            return Score(not problems)
         if overall is None:
             overall = pair_calls(agent.calls, expected.calls, self._rules)
         metadata: dict[str, Any] = {

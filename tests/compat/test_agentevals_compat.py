@@ -6,6 +6,7 @@ Where agentevals reads a thread correctly the results are equal; each documented
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import operator
 import warnings
@@ -520,3 +521,46 @@ def test_signatures_match_agentevals(ours, theirs):
 
     assert shape(ours) == shape(theirs)
     assert inspect.iscoroutinefunction(ours) == inspect.iscoroutinefunction(theirs)
+
+
+def test_every_public_name_of_agentevals_types_is_in_compat_types():
+    import agentevals.types as theirs
+
+    from langchain_evals_port.compat.agentevals import types as ours
+
+    assert set(theirs.__all__) <= set(ours.__all__)
+    assert sorted(ours.GraphTrajectory.__annotations__) == sorted(
+        theirs.GraphTrajectory.__annotations__
+    )
+    assert compat.GraphTrajectory is ours.GraphTrajectory
+
+
+def test_agentevals_trajectory_functions_and_prompts_are_in_compat():
+    import agentevals.trajectory as ae_trajectory
+    from agentevals.trajectory import llm as ae_trajectory_llm
+    from langchain_core.messages import AIMessage
+
+    assert set(ae_trajectory.__all__) <= set(compat.__all__)
+    # and the deprecated functions of agentevals.trajectory.strict/subset/superset/unordered
+    for module in ("strict", "subset", "superset", "unordered"):
+        public = importlib.import_module(f"agentevals.trajectory.{module}")
+        names = {name for name, value in vars(public).items() if inspect.isfunction(value)}
+        names = {name for name in names if name.startswith("trajectory_")}
+        assert names, module
+        assert names <= set(compat.__all__), module
+    assert compat.TRAJECTORY_ACCURACY_PROMPT == ae_trajectory_llm.TRAJECTORY_ACCURACY_PROMPT
+    assert compat.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE == (
+        ae_trajectory_llm.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
+    )
+    call = AIMessage("", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "1"}])
+    other = AIMessage("", tool_calls=[{"name": "search", "args": {"q": "y"}, "id": "1"}])
+    for mode in ("strict", "unordered", "subset", "superset"):
+        ours = compat.create_trajectory_match_evaluator(trajectory_match_mode=mode)
+        theirs = ae_trajectory.create_trajectory_match_evaluator(trajectory_match_mode=mode)
+        for outputs in ([call], [other]):
+            mine = ours(outputs=outputs, reference_outputs=[call])
+            original = theirs(outputs=outputs, reference_outputs=[call])
+            assert (mine["key"], mine["score"]) == (original["key"], original["score"])
+        assert ours(outputs=[call], reference_outputs=[call]) == theirs(
+            outputs=[call], reference_outputs=[call]
+        )

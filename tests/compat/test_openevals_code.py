@@ -117,6 +117,17 @@ def test_mypy_markdown_extraction_matches_openevals(tools_on_path: None) -> None
         assert (mine["metadata"] or {}).get("code_extraction_failed", False) == failed
 
 
+def test_a_strategy_other_than_llm_or_markdown_extracts_nothing(tools_on_path: None) -> None:
+    # OpenEvals' own tests pass "all": anything but "llm"/"markdown_code_blocks" is "none".
+    ours = compat.create_mypy_evaluator(code_extraction_strategy="all")  # type: ignore[arg-type]
+    theirs = oe_mypy.create_mypy_evaluator(code_extraction_strategy="all")  # type: ignore[arg-type]
+    for text in [CASES[0], MARKDOWN[0]]:
+        mine, original = ours(outputs=text), theirs(outputs=text)
+        assert (mine["key"], mine["score"]) == (original["key"], original["score"]), text
+    with pytest.raises(ValueError, match="code_extractor"):
+        compat.create_mypy_evaluator(code_extraction_strategy="all", code_extractor=str)  # type: ignore[arg-type]
+
+
 def test_code_extractor_gets_the_raw_outputs(tools_on_path: None) -> None:
     def extractor(outputs: Any) -> str:
         return str(outputs["code"])

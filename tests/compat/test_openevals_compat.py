@@ -108,3 +108,36 @@ def test_a_model_string_is_resolved_on_first_use_like_openevals():
     ev = compat.create_embedding_similarity_evaluator(model="nosuchprovider:model")
     with pytest.raises(ValueError, match="nosuchprovider"):
         ev(outputs="a", reference_outputs="b")
+
+
+def test_every_public_name_of_openevals_types_is_in_compat_types():
+    import openevals.types as theirs
+
+    from langchain_evals_port.compat.openevals import types as ours
+
+    public = {name for name in vars(theirs) if not name.startswith("_")}
+    # typing helpers openevals.types imports for itself are not its API.
+    public -= {"Any", "Callable", "Literal", "Optional", "Protocol", "Union", "runtime_checkable"}
+    public -= {"NotRequired", "TypedDict", "BaseMessage", "BaseMessageChunk"}
+    assert public <= set(ours.__all__)
+    assert sorted(ours.ChatCompletionMessage.__annotations__) == sorted(
+        theirs.ChatCompletionMessage.__annotations__
+    )
+    message = ours.ChatCompletionMessage(role="user", content="hi")
+    assert compat.exact_match(outputs=message, reference_outputs={"role": "user", "content": "hi"})[
+        "score"
+    ]
+
+
+def test_the_prompts_openevals_function_modules_export_are_the_catalog_texts():
+    from openevals.code.llm import CODE_CORRECTNESS_PROMPT
+    from openevals.trajectory.llm import (
+        TRAJECTORY_ACCURACY_PROMPT,
+        TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE,
+    )
+
+    assert compat.CODE_CORRECTNESS_PROMPT == CODE_CORRECTNESS_PROMPT
+    assert compat.TRAJECTORY_ACCURACY_PROMPT == TRAJECTORY_ACCURACY_PROMPT
+    assert compat.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE == (
+        TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
+    )

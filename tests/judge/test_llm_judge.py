@@ -134,6 +134,27 @@ def test_attachments_are_spliced_in_as_standard_content_blocks():
     assert content[3] == {"type": "text", "text": " Caption: a cat"}
 
 
+TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwADhQGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_data_url_attachments_become_base64_blocks_as_in_openevals():
+    # OpenEvals' test_multimodal asserts the judge is sent content[1]["base64"] for a
+    # LangSmith-style {"mime_type", "data": data URL} attachment.
+    judge, model = judge_with(VERDICT, prompt="Look: {outputs}\n{attachments}")
+    judge(
+        outputs="a fruit bowl",
+        attachments=[
+            {"mime_type": "image/png", "data": f"data:image/png;base64,{TINY_PNG}"},
+            Attachment.from_url("data:image/jpeg;base64,/9j/"),
+        ],
+    )
+    content = model.calls[0].messages[0].content
+    assert [block["type"] for block in content] == ["text", "image", "image"]
+    assert (content[1]["base64"], content[1]["mime_type"]) == (TINY_PNG, "image/png")
+    assert (content[2]["base64"], content[2]["mime_type"]) == ("/9j/", "image/jpeg")
+    assert "url" not in content[1]
+
+
 def test_a_prompt_with_attachments_requires_them():
     judge, _ = judge_with(VERDICT, prompt="Look: {attachments}")
     with pytest.raises(EvaluatorInputError, match="needs 'attachments'"):

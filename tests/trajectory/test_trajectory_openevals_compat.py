@@ -28,9 +28,11 @@ def ai(*calls):
     )
 
 
-def both(mode, outputs, reference, **options):
+def both(mode, outputs, reference, explain=False, **options):
     theirs = oe_match.create_trajectory_match_evaluator(trajectory_match_mode=mode, **options)
-    ours = compat.create_trajectory_match_evaluator(trajectory_match_mode=mode, **options)
+    ours = compat.create_trajectory_match_evaluator(
+        trajectory_match_mode=mode, explain=explain, **options
+    )
     return (
         theirs(outputs=outputs, reference_outputs=reference),
         ours(outputs=outputs, reference_outputs=reference),
@@ -230,7 +232,10 @@ def test_signatures_match_openevals():
         (compat.create_async_trajectory_llm_as_judge, oe_llm.create_async_trajectory_llm_as_judge),
     ]
     for ours, theirs in pairs:
-        ours_params = inspect.signature(ours).parameters
+        # compat's own opt-in (explain=) comes after OpenEvals' parameters.
+        ours_params = {
+            name: p for name, p in inspect.signature(ours).parameters.items() if name != "explain"
+        }
         theirs_params = inspect.signature(theirs).parameters
         assert list(ours_params) == list(theirs_params), ours.__name__
         assert [p.kind for p in ours_params.values()] == [p.kind for p in theirs_params.values()]
@@ -308,20 +313,35 @@ def test_deviation_malformed_arguments_raise_message_format_error():
         compat.create_trajectory_match_evaluator()(outputs=[bad], reference_outputs=[])
 
 
-def test_deviation_failing_results_explain_themselves():
+def test_deviation_failing_results_explain_themselves_when_asked():
     theirs, ours = both("superset", [USER, ai(NYC)], REFERENCE)
-    assert (theirs["score"], theirs["comment"], theirs["metadata"]) == (False, None, None)
-    assert ours["score"] is False
-    assert "differs in city" in ours["comment"]
-    assert ours["metadata"]["recall"] == 0.0
-    _, passing = both("superset", REFERENCE, REFERENCE)
-    assert passing["comment"] is None
-    assert passing["metadata"] == {
-        "precision": 1.0,
-        "recall": 1.0,
-        "agent_tool_calls": 1,
-        "reference_tool_calls": 1,
-    }
+    assert (
+        ours
+        == theirs
+        == {
+            "key": "trajectory_superset_match",
+            "score": False,
+            "comment": None,
+            "metadata": None,
+        }
+    )
+    _, explained = both("superset", [USER, ai(NYC)], REFERENCE, explain=True)
+    assert explained["score"] is False
+    assert "differs in city" in explained["comment"]
+    assert explained["metadata"]["recall"] == 0.0
+    # A passing result is OpenEvals' own: no comment, no metadata.
+    for mode in ("strict", "unordered", "subset", "superset"):
+        theirs, passing = both(mode, REFERENCE, REFERENCE)
+        assert (
+            passing
+            == theirs
+            == {
+                "key": f"trajectory_{mode}_match",
+                "score": True,
+                "comment": None,
+                "metadata": None,
+            }
+        )
 
 
 def test_no_warning_from_the_factories():

@@ -1,4 +1,6 @@
-"""agentevals' graph trajectory functions, with agentevals' (0.0.9) signatures and dict results.
+"""agentevals' public functions, with agentevals' (0.0.9) signatures and dict results: the
+graph trajectory functions, and the trajectory match and LLM judge functions of
+``agentevals.trajectory`` (the same as OpenEvals', as in agentevals).
 
 Migrating is an import change::
 
@@ -22,14 +24,31 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig
-from typing_extensions import TypedDict
 
+from langchain_evals_port.compat._openevals_trajectory import (
+    create_async_trajectory_llm_as_judge,
+    create_async_trajectory_match_evaluator,
+    create_trajectory_llm_as_judge,
+    create_trajectory_match_evaluator,
+    trajectory_strict_match,
+    trajectory_strict_match_async,
+    trajectory_subset,
+    trajectory_subset_async,
+    trajectory_superset,
+    trajectory_superset_async,
+    trajectory_unordered_match,
+    trajectory_unordered_match_async,
+)
 from langchain_evals_port.compat._shared import (
     EvaluatorResult,
     SimpleAsyncEvaluator,
     SimpleEvaluator,
     judge_model,
     named_async,
+)
+from langchain_evals_port.compat.agentevals.types import (
+    ExtractedLangGraphThreadTrajectory,
+    GraphTrajectory,
 )
 from langchain_evals_port.trajectory._graph import (
     GraphTrajectoryMatch,
@@ -46,36 +65,41 @@ if TYPE_CHECKING:
     from langgraph.pregel import Pregel
 
     from langchain_evals_port.judge import FewShotExample
+    from langchain_evals_port.prompts import PromptText
+
+    TRAJECTORY_ACCURACY_PROMPT: PromptText
+    TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE: PromptText
 
 __all__ = [
     "DEFAULT_REF_COMPARE_PROMPT",
+    "TRAJECTORY_ACCURACY_PROMPT",
+    "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE",
     "ExtractedLangGraphThreadTrajectory",
     "GraphTrajectory",
     "aextract_langgraph_trajectory_from_thread",
     "create_async_graph_trajectory_llm_as_judge",
+    "create_async_trajectory_llm_as_judge",
+    "create_async_trajectory_match_evaluator",
     "create_graph_trajectory_llm_as_judge",
+    "create_trajectory_llm_as_judge",
+    "create_trajectory_match_evaluator",
     "extract_langgraph_trajectory_from_thread",
     "graph_trajectory_strict_match",
     "graph_trajectory_strict_match_async",
+    "trajectory_strict_match",
+    "trajectory_strict_match_async",
+    "trajectory_subset",
+    "trajectory_subset_async",
+    "trajectory_superset",
+    "trajectory_superset_async",
+    "trajectory_unordered_match",
+    "trajectory_unordered_match_async",
 ]
 
 DEFAULT_REF_COMPARE_PROMPT = GRAPH_TRAJECTORY_PROMPT
 """The judge's default prompt: this package's own text (agentevals' is not copied)."""
 
-
-class GraphTrajectory(TypedDict):
-    """agentevals' ``GraphTrajectory``: each turn's inputs, results and node steps."""
-
-    inputs: list[Any] | None
-    results: list[Any]
-    steps: list[list[str]]
-
-
-class ExtractedLangGraphThreadTrajectory(TypedDict):
-    """What ``extract_langgraph_trajectory_from_thread`` returns."""
-
-    inputs: list[Any]
-    outputs: GraphTrajectory
+_PROMPTS = frozenset({"TRAJECTORY_ACCURACY_PROMPT", "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE"})
 
 
 _STRICT = GraphTrajectoryMatch(mode="strict")
@@ -170,3 +194,12 @@ def _graph_judge(arguments: dict[str, Any]) -> GraphTrajectoryLLMJudge:
         use_reasoning=arguments["use_reasoning"],
         few_shot_examples=tuple(arguments["few_shot_examples"] or ()),
     )
+
+
+def __getattr__(name: str) -> Any:
+    # agentevals' trajectory prompts are OpenEvals' texts: the catalog's, read on first use.
+    if name in _PROMPTS:
+        from langchain_evals_port import prompts
+
+        return getattr(prompts, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

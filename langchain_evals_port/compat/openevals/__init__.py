@@ -19,9 +19,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
-from langchain_evals_port.string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
-
-from ._openevals_code import (
+from langchain_evals_port.compat._openevals_code import (
     create_async_code_llm_as_judge,
     create_async_mypy_evaluator,
     create_async_pyright_evaluator,
@@ -29,8 +27,11 @@ from ._openevals_code import (
     create_mypy_evaluator,
     create_pyright_evaluator,
 )
-from ._openevals_json import create_async_json_match_evaluator, create_json_match_evaluator
-from ._openevals_trajectory import (
+from langchain_evals_port.compat._openevals_json import (
+    create_async_json_match_evaluator,
+    create_json_match_evaluator,
+)
+from langchain_evals_port.compat._openevals_trajectory import (
     create_async_trajectory_llm_as_judge,
     create_async_trajectory_match_evaluator,
     create_trajectory_llm_as_judge,
@@ -44,18 +45,27 @@ from ._openevals_trajectory import (
     trajectory_unordered_match,
     trajectory_unordered_match_async,
 )
-from ._shared import (
+from langchain_evals_port.compat._shared import (
     EvaluatorResult,
     SimpleAsyncEvaluator,
     SimpleEvaluator,
     judge_model,
     named_async,
 )
+from langchain_evals_port.string import EmbeddingSimilarity, ExactMatch, LevenshteinDistance
 
 if TYPE_CHECKING:
     from langchain_evals_port.judge import FewShotExample, LLMJudge
+    from langchain_evals_port.prompts import PromptText
 
-    from ._openevals_simulation import (
+    # The prompts OpenEvals' function modules export (openevals.code.llm,
+    # openevals.trajectory.llm): the catalog's texts, read on first use.
+    CODE_CORRECTNESS_PROMPT: PromptText
+    CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS: PromptText
+    TRAJECTORY_ACCURACY_PROMPT: PromptText
+    TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE: PromptText
+
+    from langchain_evals_port.compat._openevals_simulation import (
         create_async_llm_simulated_user,
         create_llm_simulated_user,
         run_multiturn_simulation,
@@ -63,6 +73,10 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CODE_CORRECTNESS_PROMPT",
+    "CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS",
+    "TRAJECTORY_ACCURACY_PROMPT",
+    "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE",
     "EvaluatorResult",
     "SimpleAsyncEvaluator",
     "SimpleEvaluator",
@@ -252,12 +266,24 @@ _SIMULATION = frozenset(
         "run_multiturn_simulation_async",
     }
 )
+_PROMPTS = frozenset(
+    {
+        "CODE_CORRECTNESS_PROMPT",
+        "CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS",
+        "TRAJECTORY_ACCURACY_PROMPT",
+        "TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
     # The simulator is a LangGraph graph; langgraph loads only when it is asked for.
     if name in _SIMULATION:
-        from . import _openevals_simulation
+        from langchain_evals_port.compat import _openevals_simulation
 
         return getattr(_openevals_simulation, name)
+    if name in _PROMPTS:
+        from langchain_evals_port import prompts
+
+        return getattr(prompts, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,8 @@ which is what ``langsmith.evaluate(..., evaluators=[ev])`` and OpenEvals users e
 
 A subclass implements ``_score`` (and ``_ascore`` when it has a native async path) and
 returns any ``ScorerOutput``; the base class turns it into results, reports to tracers,
-and applies ``on_error``.
+and applies ``on_error``. A ``SystemExit`` raised by scoring code is a failure like any
+exception (``StoppedInEvaluation``); a ``KeyboardInterrupt`` is left to interrupt.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from .errors import (
     EvaluationFailure,
     EvaluatorInputError,
     EvaluatorUsageError,
+    StoppedInEvaluation,
+    error_summary,
     failure_code,
 )
 
@@ -241,6 +244,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
             output = self._results(self._score(request, config))
         except Exception as error:
             output = self._on_exception(error, tracer)
+        except SystemExit as stop:  # sys.exit() in scoring code: this evaluation failed
+            output = self._on_exception(StoppedInEvaluation(stop), tracer)
         return self._report_results(output, tracer, run_manager)
 
     async def _arun(
@@ -255,6 +260,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
             output = self._results(await self._ascore(request, config))
         except Exception as error:
             output = self._on_exception(error, tracer)
+        except SystemExit as stop:  # sys.exit() in scoring code: this evaluation failed
+            output = self._on_exception(StoppedInEvaluation(stop), tracer)
         return self._report_results(output, tracer, run_manager)
 
     def _report_start(self, request: EvalRequest) -> EvalTracer | None:
@@ -275,7 +282,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
             self._notify(tracer.on_error, error)
         if isinstance(error, (EvaluatorInputError, EvaluatorUsageError)):
             raise error
-        message = f"{type(error).__name__}: {error}"
+        message = error_summary(error)
         if self.on_error == "record":
             return EvaluatorResult.failed(self.feedback_key, failure_code(error), message)
         if isinstance(error, EvalsError):

@@ -7,9 +7,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 
-from .errors import FAILURE_CODES, EvaluatorUsageError, FailureCode
+from .errors import FAILURE_CODES, EvaluatorUsageError, FailureCode, failure_reason
 
 Outcome = Literal["verdict", "inconclusive", "failed"]
 """``verdict``: scored. ``inconclusive``: ran, reached no verdict. ``failed``: an error."""
@@ -19,15 +28,24 @@ def _check_score(value: Any) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf if value > 0 else -math.inf
         if math.isnan(number):
             raise ValueError("score is NaN; return Score.unscored(reason) when there is no verdict")
+        if math.isinf(number):
+            # JSON has no infinity: stored, it would come back as a verdict without a score.
+            raise ValueError(
+                f"score is {number}; a score must be a finite number (return "
+                "Score.unscored(reason) when there is no verdict)"
+            )
         return number
     raise ValueError(f"score must be a bool, an int or a float, got {type(value).__name__}")
 
 
 ScoreValue = Annotated[bool | float | None, BeforeValidator(_check_score)]
-"""A score: a boolean pass/fail or a number (integers are stored as floats); never NaN."""
+"""A score: a boolean pass/fail or a finite number (integers are stored as floats)."""
 
 
 class EvaluatorResult(BaseModel):
@@ -129,6 +147,26 @@ class EvaluatorResult(BaseModel):
         if self.source_run_id is not None:
             result["source_run_id"] = self.source_run_id
         return result
+
+
+def _read_back(
+    value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> EvaluatorResult:
+    try:
+        return handler(value)  # type: ignore[no-any-return]
+    except ValidationError as error:
+        key = value.get("key") if isinstance(value, Mapping) else None
+        if info.mode != "json" or not isinstance(key, str) or not key:
+            raise
+        reason = f"the stored result could not be read back: {failure_reason(error)}"
+        return EvaluatorResult.failed(key, "storage_error", reason)
+
+
+StoredResult = Annotated[EvaluatorResult, WrapValidator(_read_back)]
+"""An ``EvaluatorResult`` read back from stored JSON. One that no longer validates (such as
+a verdict whose score of inf was stored as ``null`` by versions that accepted it) reads
+back as a ``failed`` result with code ``storage_error`` saying why, so it never makes the
+record holding it, or its siblings, unreadable."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from pydantic import ValidationError
+
 FailureCode = Literal[
     "evaluator_error",
     "judge_parse_failure",
@@ -72,6 +74,26 @@ class EvaluationTimeoutError(EvaluationFailure):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, code="timeout")
+
+
+class StoppedInEvaluation(EvaluationFailure):
+    """Code run for an evaluation (an evaluator, a target, a node of a graph) raised
+    ``SystemExit`` or ``KeyboardInterrupt``: it ends that evaluation, which fails with this
+    error, and never the process running the evaluations (``sys.exit(0)`` deep in a
+    library would otherwise stop a worker, or end an experiment with status 0 and nothing
+    done).
+
+    Args:
+        stop: What the code raised (this error's ``__cause__``).
+    """
+
+    def __init__(self, stop: SystemExit | KeyboardInterrupt) -> None:
+        if isinstance(stop, SystemExit):
+            raised = f"SystemExit raised inside the evaluation (sys.exit({stop.code!r}))"
+        else:
+            raised = "KeyboardInterrupt raised inside the evaluation"
+        super().__init__(f"{raised}: it ends this evaluation, not the process running it")
+        self.__cause__ = stop
 
 
 class JudgeOutputError(EvaluationFailure):
@@ -173,13 +195,30 @@ def _classify_one(error: BaseException) -> FailureClass | None:
 
 def failure_reason(error: BaseException) -> str:
     """The reason a failed result gives for ``error``: our own errors' messages say what
-    happened; anyone else's get their type in front.
+    happened; anyone else's are told by ``error_summary``.
 
     Example:
         >>> failure_reason(KeyError("answer"))
         "KeyError: 'answer'"
     """
-    return str(error) if isinstance(error, EvalsError) else f"{type(error).__name__}: {error}"
+    return str(error) if isinstance(error, EvalsError) else error_summary(error)
+
+
+def error_summary(error: BaseException) -> str:
+    """``error`` with its type in front; a pydantic ``ValidationError`` (a result that could
+    not be made, such as one with a score of NaN) on one line, each problem after its field.
+
+    Example:
+        >>> error_summary(ValueError("no rubric"))
+        'ValueError: no rubric'
+    """
+    if isinstance(error, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(map(str, problem['loc'])) or 'value'}: {problem['msg']}"
+            for problem in error.errors(include_url=False)
+        )
+        return f"ValidationError of {error.title}: {problems}"
+    return f"{type(error).__name__}: {error}"
 
 
 def failure_code(error: BaseException) -> FailureCode:

@@ -35,6 +35,7 @@ from langchain_core.caches import BaseCache
 from langchain_core.rate_limiters import BaseRateLimiter
 
 from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
+from langchain_evals_port.core._stops import stops_contained
 from langchain_evals_port.core.errors import (
     EvaluatorUsageError,
     classify_failure,
@@ -380,12 +381,34 @@ class _Runner:
         self.held: dict[asyncio.Task[None], PendingRun] = {}
 
     async def run(self) -> dict[tuple[str, int], CaseResult]:
+        """Run until every run of the experiment is written; this process's runs.
+
+        Raises:
+            KeyboardInterrupt: A target or evaluator raised it (or Ctrl-C, as ever): the
+                runs this process held are handed back first, so a restart takes them.
+        """
         await self._store(self.store.release_orphans, self.name)
         total = await self._store(self.store.unfinished, self.name)
         shown = Progress(self.name, total, self.progress)
+        interrupts: list[KeyboardInterrupt] = []
+        stopping = asyncio.current_task()
+
+        def interrupt(stop: KeyboardInterrupt) -> None:
+            # Stop as Ctrl-C does under asyncio.run: cancel the run, which hands back.
+            if not interrupts and stopping is not None:
+                interrupts.append(stop)
+                stopping.cancel()
+
         renewing = asyncio.create_task(self._renew())
         try:
-            await self._claim_until_done(shown)
+            # SystemExit in a target's or evaluator's task fails that run; KeyboardInterrupt
+            # stops the experiment. Neither may stop the event loop under the runner.
+            with stops_contained(on_interrupt=interrupt):
+                await self._claim_until_done(shown)
+        except asyncio.CancelledError:
+            if interrupts:
+                raise KeyboardInterrupt from interrupts[0]
+            raise
         finally:
             renewing.cancel()
             shown.close()

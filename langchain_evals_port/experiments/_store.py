@@ -32,8 +32,8 @@ from langchain_core.load import Serializable, load
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_jsonable_python
 
-from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
+from langchain_evals_port.core._result import StoredResult
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.reporting import Agreement
 from langchain_evals_port.runtime import (
@@ -139,7 +139,7 @@ class _Work(BaseModel):
 
 
 class _Record(BaseModel):
-    results: list[EvaluatorResult]
+    results: list[StoredResult]
 
 
 class ExperimentStore:

@@ -87,11 +87,12 @@ class Target:
         return f"Target({self.name!r})"
 
     async def arun(self, inputs: Any, *, case_id: str, trial: int = 0) -> TargetRun:
-        """Run the app on one case; an exception it raises is recorded, never raised."""
+        """Run the app on one case; an exception it raises (``SystemExit`` too) is recorded,
+        never raised. A ``KeyboardInterrupt`` is recorded, then raised: it stops the run."""
         agent, collected, config = self._call(case_id, trial)
         try:
             outputs = await agent.ainvoke(inputs, config)
-        except Exception:
+        except (Exception, SystemExit):  # sys.exit() in the app fails this run, no more
             outputs = None  # the record holds the failure
         return TargetRun(outputs, collected.only())
 
@@ -100,7 +101,7 @@ class Target:
         agent, collected, config = self._call(case_id, trial)
         try:
             outputs = agent.invoke(inputs, config)
-        except Exception:
+        except (Exception, SystemExit):
             outputs = None  # the record holds the failure
         return TargetRun(outputs, collected.only())
 

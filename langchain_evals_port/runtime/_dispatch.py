@@ -5,7 +5,9 @@ program and beside an application's running event loop. Each claim is a lease th
 heartbeat renews while the evaluation runs; a unit whose worker died becomes claimable again
 when its lease expires, so a restarted process (or another one sharing the ledger) resumes it
 within ``lease_seconds``. Completing and releasing are fenced on the claim: a worker that lost
-its lease cannot record over the worker that took the unit over.
+its lease cannot record over the worker that took the unit over. Evaluator code raising
+``SystemExit`` or ``KeyboardInterrupt`` fails its evaluation and never stops the worker's loop
+(``stops_contained``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from langchain_evals_port.core._stops import stops_contained
 
 from ._execute import Park, Retry
 from ._records import Claim, EvaluationRecord, WorkUnit
@@ -240,6 +244,14 @@ class Dispatcher:
         self._io = ThreadPoolExecutor(max_workers=2, thread_name_prefix="langchain-evals-ledger")
         self._loop, self._wake = loop, asyncio.Event()
         self._ready.set()
+        # Evaluator code raising SystemExit or KeyboardInterrupt fails its evaluation; it
+        # must not stop this loop (and with it every evaluation of the process).
+        with stops_contained():
+            await self._serve_until_stopped()
+
+    async def _serve_until_stopped(self) -> None:
+        assert self._wake is not None
+        assert self._io is not None
         heartbeats = asyncio.create_task(self._heartbeat())
         try:
             while not self._stopping:

@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage
 from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_evals_port.core import EvaluatorResult, Outcome
+from langchain_evals_port.core._result import StoredResult
 
 __all__ = [
     "Claim",
@@ -173,7 +174,7 @@ class EvaluationRecord(_Record):
     trigger_attributes: dict[str, str] = {}
     interaction_id: str
     agent_id: str
-    results: list[EvaluatorResult] = Field(min_length=1)
+    results: list[StoredResult] = Field(min_length=1)
     pass_threshold: float | None = None
     """The threshold a numeric score was held to, when one applied."""
     attempts: int = 1

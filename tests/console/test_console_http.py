@@ -6,6 +6,8 @@ waiting review, and guards access with a token and forms with a CSRF token. The 
 from __future__ import annotations
 
 import re
+import sqlite3
+from pathlib import Path
 
 import pytest
 from _seed import SCRIPT
@@ -72,6 +74,21 @@ def test_a_transcript_is_shown_as_text(client: TestClient) -> None:
     assert SCRIPT not in page.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text
     assert "reasoning 0" in page.text
+
+
+def test_a_result_stored_unreadable_is_shown_failed_beside_its_siblings(
+    client: TestClient, ledger: SqliteLedger, tmp_path: Path
+) -> None:
+    # As versions that accepted a score of inf stored it: a verdict whose score is null.
+    with sqlite3.connect(tmp_path / "ledger.db") as db:
+        db.execute(
+            "UPDATE ledger_evaluations SET record = json_set(record, '$.results[0].score', NULL)"
+            " WHERE evaluation_id = 'e-help-1'"
+        )
+    page = client.get("/interactions/i-1")
+    assert page.status_code == 200
+    assert "the stored result could not be read back" in page.text
+    assert "judge timed out after 30 s" in page.text  # its sibling, the tone evaluation
 
 
 def test_a_failed_evaluation_is_queued_again_once(client: TestClient, ledger: SqliteLedger) -> None:

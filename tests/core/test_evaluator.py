@@ -1,5 +1,6 @@
 import asyncio
 import contextvars
+import re
 import threading
 from operator import itemgetter
 
@@ -317,6 +318,28 @@ def test_record_turns_failures_into_failed_results_with_a_code(error, code):
     assert result.error_code == code
     assert type(error).__name__ in result.reason
     assert result.score is None
+
+
+@pytest.mark.parametrize("on_error", ["record", "raise"])
+def test_sys_exit_in_scoring_code_fails_the_evaluation_and_a_keyboard_interrupt_interrupts(
+    on_error,
+):
+    ev = Evaluator.from_function("r", "k", _raising(SystemExit(3)), on_error=on_error)
+    message = r"SystemExit raised inside the evaluation \(sys.exit\(3\)\)"
+    if on_error == "record":
+        result = ev.invoke({"outputs": "x"})
+        assert (result.outcome, result.error_code) == ("failed", "evaluator_error")
+        assert re.search(message, result.reason)
+    else:
+        with pytest.raises(EvaluationFailure, match=message) as raised:
+            ev.invoke({"outputs": "x"})
+        assert isinstance(raised.value.__cause__, SystemExit)
+    # Ctrl-C is the caller's: never recorded as a result.
+    interrupted = Evaluator.from_function(
+        "r", "k", _raising(KeyboardInterrupt()), on_error=on_error
+    )
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.invoke({"outputs": "x"})
 
 
 def test_raise_is_the_default_and_raises_a_typed_failure_with_the_cause():

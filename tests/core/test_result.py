@@ -12,7 +12,7 @@ def test_integer_scores_are_stored_as_floats_and_booleans_stay_booleans():
     assert EvaluatorResult(key="k", score=True).score is True
 
 
-@pytest.mark.parametrize("bad", ["0.5", math.nan, [1], object()])
+@pytest.mark.parametrize("bad", ["0.5", math.nan, math.inf, -math.inf, 10**400, [1], object()])
 def test_a_score_that_is_not_a_bool_or_finite_number_is_rejected(bad):
     with pytest.raises(ValidationError, match="score"):
         EvaluatorResult(key="k", score=bad)

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from langchain_evals_port.reporting._charts import Chart
+from langchain_evals_port.reporting._charts import Chart, chart_layout
 from langchain_evals_port.reporting._pages import STYLE_SHEET, moment, plotly_path
 from langchain_evals_port.reporting.statistics import wilson_interval
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
@@ -517,6 +517,10 @@ def _chart(series: Series, since: float, until: float) -> Chart:
     above = [None if r is None or h is None else h - r for r, h in zip(rates, highs, strict=True)]
     below = [None if r is None or lo is None else r - lo for r, lo in zip(rates, lows, strict=True)]
     title = f"{series.agent_id} · {series.evaluator_id}"
+    layout = chart_layout(title, "pass rate / score")
+    layout["yaxis"]["range"] = [0, 1]
+    # The whole range asked for: a lone bucket would otherwise span a millisecond.
+    layout["xaxis"].update(title={"text": "time (UTC)"}, range=[moment(since), moment(until)])
     return Chart(
         id=f"chart-{series.agent_id}-{series.evaluator_id}",
         title=title,
@@ -561,12 +565,5 @@ def _chart(series: Series, since: float, until: float) -> Chart:
                 "line": {"dash": "dot"},
             },
         ],
-        layout={
-            "title": {"text": title},
-            "yaxis": {"range": [0, 1], "title": {"text": "pass rate / score"}},
-            # The whole range asked for: a lone bucket would otherwise span a millisecond.
-            "xaxis": {"title": {"text": "time (UTC)"}, "range": [moment(since), moment(until)]},
-            "height": 280,
-            "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
-        },
+        layout=layout,
     )

@@ -226,11 +226,13 @@ class _Console:
         except InteractionNotFoundError as error:
             return self.page(request, "missing.html", status=404, message=str(error))
         annotations = await _off_loop(self.queries.annotations, record.interaction_id)
+        waiting = await _off_loop(self.queries.waiting, record.interaction_id)
         return self.page(
             request,
             "interaction.html",
             record=record,
             evaluations=evaluations,
+            waiting=waiting,
             annotations=annotations,
             annotated=request.query_params.get("annotated"),
         )
@@ -258,9 +260,9 @@ class _Console:
 
     async def waiting(self, request: Any) -> Any:
         units = await _off_loop(self.queries.waiting)
-        return self.page(
-            request, "waiting.html", units=units, done=request.query_params.get("done")
-        )
+        done = request.query_params.get("done")
+        state = None if done is None else await _off_loop(self.queries.work_state, done)
+        return self.page(request, "waiting.html", units=units, done=done, state=state)
 
     async def resume(self, request: Any) -> Any:
         from starlette.responses import RedirectResponse

@@ -1,7 +1,9 @@
 """``langchain-evals console``: serve the console over a ledger (and an experiment store).
 
 It binds 127.0.0.1 unless told otherwise; binding anywhere else requires a token (``--token``
-or ``LANGCHAIN_EVALS_CONSOLE_TOKEN``), which every request must then carry.
+or ``LANGCHAIN_EVALS_CONSOLE_TOKEN``), which every request must then carry. It answers only
+requests naming a host it is served on (``localhost``, ``127.0.0.1``, ``[::1]``, ``--host``
+and each ``--allowed-host``), and prints its address once it is ready.
 """
 
 from __future__ import annotations
@@ -30,7 +32,17 @@ def add_console(commands: Any) -> None:
     console.add_argument("--ledger", required=True, help="a postgresql:// DSN or a SQLite file")
     console.add_argument("--store", help="the experiment store (a postgresql:// DSN or a path)")
     console.add_argument("--host", default="127.0.0.1", help="the address to bind (127.0.0.1)")
-    console.add_argument("--port", type=int, default=8484, help="the port (8484)")
+    console.add_argument(
+        "--port", type=int, default=8484, help="the port (8484; 0 picks a free one)"
+    )
+    console.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the console is reached by, besides localhost, 127.0.0.1, [::1] and "
+        "--host (repeatable); a request naming any other host is refused",
+    )
     console.add_argument(
         "--token", help=f"a secret every request must carry (or ${TOKEN_VARIABLE})"
     )
@@ -48,7 +60,7 @@ def run_console(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
 
         from langchain_evals_port.console import create_app
     except ImportError as error:
@@ -70,10 +82,42 @@ def run_console(args: argparse.Namespace) -> int:
 
         store = ExperimentStore(args.store)
     try:
-        app = create_app(ledger, store, token=token, read_only=args.read_only)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        app = create_app(
+            ledger,
+            store,
+            token=token,
+            read_only=args.read_only,
+            allowed_hosts=[_as_host(args.host), *args.allowed_host],
+        )
+        _serve(app, args.host, args.port, token=token is not None)
     finally:
         ledger.close()
         if store is not None:
             store.close()
     return 0
+
+
+def _as_host(address: str) -> str:
+    """``address`` as a ``Host`` header names it (an IPv6 address in brackets)."""
+    return f"[{address}]" if ":" in address and not address.startswith("[") else address
+
+
+def _serve(app: Any, host: str, port: int, *, token: bool) -> None:
+    """Serve ``app`` with uvicorn until interrupted; print its address once it listens (the
+    application is warmed up before that: its lifespan does it)."""
+    import uvicorn
+
+    class Announced(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if not self.started:
+                return
+            bound = self.servers[0].sockets[0].getsockname()[1] if self.servers else port
+            needs = " (every request needs the token)" if token else ""
+            print(
+                f"langchain-evals console: serving http://{_as_host(host)}:{bound}/{needs}; "
+                "Ctrl-C stops it",
+                flush=True,
+            )
+
+    Announced(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()

@@ -4,27 +4,37 @@ Pages are Jinja2 templates (``templates/``) with autoescaping on, so every trans
 reasoning and payload is shown as text. Charts are Plotly's, its JavaScript served from the
 installed ``plotly`` package: nothing is fetched from elsewhere, and the page works offline.
 
-Security: with a ``token`` every request must carry it (``Authorization: Bearer``, the
-``langchain_evals_token`` cookie, or once as ``?token=``, which sets the cookie) or gets 401.
-Every change of state (resuming a waiting evaluation, retrying a failed one, annotating an
-interaction or an experiment's run) is a POST whose
-form carries the CSRF token of the ``langchain_evals_csrf`` cookie (a double-submitted random
-token, compared in constant time); ``read_only`` removes those actions.
+Security: the console answers only the hosts it is served on (``LOCAL_HOSTS`` and the
+``allowed_hosts`` given; Starlette's ``TrustedHostMiddleware``), so a page of another site
+whose name resolves to 127.0.0.1 (DNS rebinding) reads nothing. With a ``token`` every request
+must carry it (``Authorization: Bearer``, the ``langchain_evals_token`` cookie, or once as
+``?token=``, which sets the cookie) or gets 401. Every change of state (resuming a waiting
+evaluation, retrying a failed one, annotating an interaction or an experiment's run) is a POST
+that must come from the console's own pages (its ``Origin`` is the console's, its
+``Sec-Fetch-Site`` ``same-origin``, when the browser sends them) and whose form carries the
+CSRF token of the ``langchain_evals_csrf`` cookie: a random token signed with a key this
+process made, so a token written by a page on another port of the same machine (cookies do not
+tell ports apart) is refused. A request body over ``MAX_BODY`` is refused (413) before more of
+it is read; ``read_only`` removes the actions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
+import hmac
 import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
-from langchain_evals_port.reporting._charts import Chart
+from langchain_evals_port.reporting._charts import Chart, chart_layout
 from langchain_evals_port.reporting._pages import STYLE_SHEET, moment, plotly_path
+from langchain_evals_port.reporting.statistics import wilson_interval
 from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
 
 from ._annotations import AnnotationForm, problem
@@ -35,10 +45,14 @@ from ._templates import template_environment
 if TYPE_CHECKING:
     from langchain_evals_port.experiments import ExperimentStore
 
-__all__ = ["create_app"]
+__all__ = ["LOCAL_HOSTS", "MAX_BODY", "create_app"]
 
 TOKEN_COOKIE = "langchain_evals_token"
 CSRF_COOKIE = "langchain_evals_csrf"
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+"""The hosts the console always answers (as a ``Host`` header names them)."""
+MAX_BODY = 1024 * 1024
+"""The largest request body the console reads, in bytes (1 MiB): a longer one is a 413."""
 RANGES = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "365d": 365 * 86400}
 
 
@@ -48,6 +62,7 @@ def create_app(
     *,
     token: str | None = None,
     read_only: bool = False,
+    allowed_hosts: Sequence[str] = (),
 ) -> Any:
     """The console over ``ledger`` (and, when given, an ``ExperimentStore``).
 
@@ -56,12 +71,17 @@ def create_app(
         store: The ``ExperimentStore`` whose experiments the console shows, or ``None``.
         token: A secret every request must carry (required when serving beyond 127.0.0.1).
         read_only: Leave out the actions that change state (resume, retry, annotate).
+        allowed_hosts: Host names it answers besides ``LOCAL_HOSTS`` (the address it is
+            served on, a name it is reached by); a request naming any other host is a 400.
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``langchain-evals console``).
+        Its lifespan warms it up before it serves (the first page is not slower than the
+        others).
     """
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.routing import Route
     from starlette.templating import Jinja2Templates
 
@@ -88,8 +108,21 @@ def create_app(
                 methods=["POST"],
             ),
         ]
-    middleware = [Middleware(_Guard, token=token)]
-    return Starlette(routes=routes, middleware=middleware)
+    middleware = [
+        Middleware(
+            TrustedHostMiddleware,
+            allowed_hosts=[*LOCAL_HOSTS, *allowed_hosts],
+            www_redirect=False,
+        ),
+        Middleware(_Guard, token=token, key=secrets.token_bytes(32)),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def warmed(app: Any) -> AsyncIterator[None]:
+        await _off_loop(console.warm)
+        yield
+
+    return Starlette(routes=routes, middleware=middleware, lifespan=warmed)
 
 
 class _Console:
@@ -102,6 +135,19 @@ class _Console:
         self.store = store
         self.templates = templates
         self.read_only = read_only
+
+    def warm(self) -> None:
+        """Do once what the first page would otherwise do slowly: compile every template,
+        load the statistics' quantiles (SciPy's, seconds on a loaded machine) and read the
+        overview, waiting reviews and experiments once."""
+        for name in self.templates.env.list_templates(extensions=["html"]):
+            self.templates.env.get_template(name)
+        wilson_interval(1, 2)
+        until = time.time()
+        self.queries.overview(until - RANGES["7d"], until)
+        self.queries.waiting()
+        if self.store is not None:
+            self.store.experiments()
 
     def page(self, request: Any, template: str, /, status: int = 200, **context: Any) -> Any:
         """``template`` rendered with ``context`` and what every page shows."""
@@ -180,11 +226,13 @@ class _Console:
         except InteractionNotFoundError as error:
             return self.page(request, "missing.html", status=404, message=str(error))
         annotations = await _off_loop(self.queries.annotations, record.interaction_id)
+        waiting = await _off_loop(self.queries.waiting, record.interaction_id)
         return self.page(
             request,
             "interaction.html",
             record=record,
             evaluations=evaluations,
+            waiting=waiting,
             annotations=annotations,
             annotated=request.query_params.get("annotated"),
         )
@@ -212,9 +260,9 @@ class _Console:
 
     async def waiting(self, request: Any) -> Any:
         units = await _off_loop(self.queries.waiting)
-        return self.page(
-            request, "waiting.html", units=units, done=request.query_params.get("done")
-        )
+        done = request.query_params.get("done")
+        state = None if done is None else await _off_loop(self.queries.work_state, done)
+        return self.page(request, "waiting.html", units=units, done=done, state=state)
 
     async def resume(self, request: Any) -> Any:
         from starlette.responses import RedirectResponse
@@ -232,9 +280,12 @@ class _Console:
         return RedirectResponse(f"/waiting?done={evaluation_id}", status_code=303)
 
     async def failed(self, request: Any) -> Any:
-        records, next_cursor = await _off_loop(
-            lambda: self.queries.failed(cursor=request.query_params.get("cursor") or None)
-        )
+        try:
+            records, next_cursor = await _off_loop(
+                lambda: self.queries.failed(cursor=request.query_params.get("cursor") or None)
+            )
+        except ValueError as error:
+            return _bad_request(str(error))
         return self.page(
             request,
             "failed.html",
@@ -257,16 +308,19 @@ class _Console:
 
 
 class _Guard:
-    """ASGI middleware: the access token (when configured) and the CSRF token."""
+    """ASGI middleware: the access token (when configured), where a POST comes from, the
+    size of its body and its CSRF token (signed with ``key``)."""
 
-    def __init__(self, app: Any, token: str | None) -> None:
+    def __init__(self, app: Any, token: str | None, key: bytes) -> None:
         self.app = app
         self.token = token
+        self.key = key
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        from starlette.exceptions import HTTPException
         from starlette.requests import Request
         from starlette.responses import PlainTextResponse, RedirectResponse
 
@@ -274,7 +328,7 @@ class _Guard:
         cookies: list[tuple[str, str]] = []
         if self.token is not None:
             given = request.query_params.get("token")
-            if given is not None and secrets.compare_digest(given, self.token):
+            if given is not None and _same(given, self.token):
                 # Once in the address: kept in a cookie, and the address cleaned of it.
                 response: Any = RedirectResponse(request.url.remove_query_params("token"), 303)
                 response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
@@ -285,21 +339,30 @@ class _Guard:
                     scope, receive, send
                 )
                 return
-        csrf = request.cookies.get(CSRF_COOKIE)
-        if csrf is None:
-            csrf = secrets.token_urlsafe(32)
+        csrf = request.cookies.get(CSRF_COOKIE, "")
+        if not self._signed(csrf):
+            csrf = self._new_csrf()
             cookies.append((CSRF_COOKIE, csrf))
         if request.method == "POST":
-            body = await request.body()  # read first: the form is parsed from it
-            form = await request.form()
+            body, refused = b"", _elsewhere(request)
+            if refused is None:
+                body, refused = await _read_body(request, receive)
+            if refused is not None:
+                await refused(scope, receive, send)
+                return
+            # Read from the body read: the page is handed the same body.
+            receive = _replay(body)
+            try:
+                form = await Request(scope, receive).form()
+            except HTTPException as error:  # a malformed multipart body
+                await PlainTextResponse(error.detail, error.status_code)(scope, receive, send)
+                return
             sent = str(form.get("csrf_token", ""))
-            if not sent or not secrets.compare_digest(sent, request.cookies.get(CSRF_COOKIE, "")):
+            if not (sent and _same(sent, csrf) and self._signed(sent)):
                 await PlainTextResponse("the form's CSRF token is missing or wrong", 403)(
                     scope, receive, send
                 )
                 return
-            # The form is read: hand the body on to the page as it was.
-            receive = _replay(body)
         scope.setdefault("state", {})["csrf_token"] = csrf
 
         async def send_with_cookies(message: dict[str, Any]) -> None:
@@ -322,7 +385,73 @@ class _Guard:
         header = request.headers.get("authorization", "")
         bearer = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
         cookie = request.cookies.get(TOKEN_COOKIE, "")
-        return any(secrets.compare_digest(given, self.token) for given in (bearer, cookie) if given)
+        return any(_same(given, self.token) for given in (bearer, cookie) if given)
+
+    def _new_csrf(self) -> str:
+        nonce = secrets.token_urlsafe(24)
+        return f"{nonce}.{self._signature(nonce)}"
+
+    def _signed(self, csrf: str) -> bool:
+        """Whether ``csrf`` is a token this console made (its signature is this key's)."""
+        nonce, _, signature = csrf.rpartition(".")
+        return bool(nonce) and _same(signature, self._signature(nonce))
+
+    def _signature(self, nonce: str) -> str:
+        return hmac.new(self.key, nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def _same(given: str, expected: str) -> bool:
+    """Whether two secrets are equal, compared in constant time (as UTF-8: a header or cookie
+    may hold any character)."""
+    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode("utf-8"))
+
+
+def _elsewhere(request: Any) -> Any:
+    """A 403 for a POST a browser says comes from another site (its ``Origin`` is not the
+    console's, or its ``Sec-Fetch-Site`` is not ``same-origin``); ``None`` otherwise (a client
+    that sends neither, ``curl`` say, is left to the CSRF token)."""
+    from starlette.responses import PlainTextResponse
+
+    origin = request.headers.get("origin")
+    fetched_from = request.headers.get("sec-fetch-site")
+    host = request.headers.get("host", "").lower()
+    if origin is not None and (origin == "null" or urlsplit(origin).netloc.lower() != host):
+        source = f"origin {origin}"
+    elif fetched_from is not None and fetched_from not in ("same-origin", "none"):
+        source = f"Sec-Fetch-Site: {fetched_from}"
+    else:
+        return None
+    return PlainTextResponse(
+        f"refused: a form posted from another site ({source}), not from the console's pages",
+        status_code=403,
+    )
+
+
+async def _read_body(request: Any, receive: Any) -> tuple[bytes, Any]:
+    """The request's body and ``None``, or what was read and a 413 as soon as it is longer
+    than ``MAX_BODY`` (from its ``Content-Length``, before any of it is read)."""
+    from starlette.responses import PlainTextResponse
+
+    too_long = PlainTextResponse(
+        f"the request's body is too long: at most 1 MiB ({MAX_BODY:,} bytes)", status_code=413
+    )
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_BODY:
+        return b"", too_long
+    chunks: list[bytes] = []
+    read = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        read += len(chunk)
+        if read > MAX_BODY:
+            return b"", too_long
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks), None
 
 
 def _replay(body: bytes) -> Callable[[], Awaitable[dict[str, Any]]]:
@@ -390,6 +519,10 @@ def _chart(series: Series, since: float, until: float) -> Chart:
     above = [None if r is None or h is None else h - r for r, h in zip(rates, highs, strict=True)]
     below = [None if r is None or lo is None else r - lo for r, lo in zip(rates, lows, strict=True)]
     title = f"{series.agent_id} · {series.evaluator_id}"
+    layout = chart_layout(title, "pass rate / score")
+    layout["yaxis"]["range"] = [0, 1]
+    # The whole range asked for: a lone bucket would otherwise span a millisecond.
+    layout["xaxis"].update(title={"text": "time (UTC)"}, range=[moment(since), moment(until)])
     return Chart(
         id=f"chart-{series.agent_id}-{series.evaluator_id}",
         title=title,
@@ -434,12 +567,5 @@ def _chart(series: Series, since: float, until: float) -> Chart:
                 "line": {"dash": "dot"},
             },
         ],
-        layout={
-            "title": {"text": title},
-            "yaxis": {"range": [0, 1], "title": {"text": "pass rate / score"}},
-            # The whole range asked for: a lone bucket would otherwise span a millisecond.
-            "xaxis": {"title": {"text": "time (UTC)"}, "range": [moment(since), moment(until)]},
-            "height": 280,
-            "margin": {"l": 50, "r": 10, "t": 40, "b": 40},
-        },
+        layout=layout,
     )

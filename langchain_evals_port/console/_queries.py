@@ -32,6 +32,7 @@ __all__ = [
     "ConsoleQueries",
     "InteractionRow",
     "Series",
+    "WorkState",
     "bucket_seconds",
 ]
 
@@ -96,6 +97,17 @@ class Series:
             failed=sum(b.failed for b in self.buckets),
             score_mean=sum(m * n for m, n in scores) / weight if weight else None,
         )
+
+
+@dataclass(frozen=True)
+class WorkState:
+    """Where a queued evaluation stands: ``queued`` (no worker holds it), ``running`` (held
+    by ``worker``), ``recorded`` (its outcome is in the ledger) or ``unknown``; and how many
+    workers hold a lease on some evaluation now."""
+
+    state: str
+    worker: str | None
+    working: int
 
 
 @dataclass(frozen=True)
@@ -299,9 +311,31 @@ class ConsoleQueries:
         """Store a person's annotation of one interaction (``SqlLedger.annotate``)."""
         return self.ledger.annotate(interaction_id, key, **fields)
 
-    def waiting(self) -> list[WorkUnit]:
-        """The durable evaluations waiting for a person, oldest first."""
-        return self.ledger.waiting_work()
+    def waiting(self, interaction_id: str | None = None) -> list[WorkUnit]:
+        """The durable evaluations waiting for a person (of one interaction, or all), oldest
+        first."""
+        return self.ledger.waiting_work(interaction_id)
+
+    def work_state(self, evaluation_id: str) -> WorkState:
+        """Where a queued evaluation stands, and whether any worker is running evaluations
+        now (holds an unexpired lease on one: an idle worker holds none)."""
+        now = time.time()
+        rows = self.ledger.select(
+            "SELECT worker, lease_until FROM ledger_work WHERE evaluation_id = %s",
+            (evaluation_id,),
+        )
+        [(working,)] = self.ledger.select(
+            "SELECT count(DISTINCT worker) FROM ledger_work"
+            " WHERE worker IS NOT NULL AND lease_until > %s",
+            (now,),
+        )
+        if not rows:
+            recorded = self.ledger.get_evaluation(evaluation_id) is not None
+            return WorkState("recorded" if recorded else "unknown", None, int(working))
+        worker, lease_until = rows[0]
+        if worker is not None and lease_until is not None and lease_until > now:
+            return WorkState("running", str(worker), int(working))
+        return WorkState("queued", None, int(working))
 
     def resume(self, evaluation_id: str, value: Any) -> bool:
         """Resume a waiting evaluation with the reviewer's ``value``; False when none waits."""

@@ -14,7 +14,16 @@ from typing import Any
 from ._render import figure
 from ._statistics import KeyComparison, KeyStatistics
 
-__all__ = ["Chart", "ChartLine", "ChartTable", "change_chart", "interval_bars", "trend_chart"]
+__all__ = [
+    "Chart",
+    "ChartLine",
+    "ChartTable",
+    "change_chart",
+    "chart_layout",
+    "interval_bars",
+    "plotly_text",
+    "trend_chart",
+]
 
 _WIDTH = 320
 _HEIGHT = 120
@@ -67,8 +76,47 @@ class Chart:
 
     @property
     def plotly(self) -> dict[str, Any]:
-        """What ``Plotly.newPlot`` draws: ``{"id", "data", "layout"}``."""
-        return {"id": self.id, "data": list(self.data), "layout": dict(self.layout)}
+        """What ``Plotly.newPlot`` draws: ``{"id", "data", "layout"}``, every label (titles,
+        trace names, categories, hover texts) escaped to show as the text it is."""
+        return {
+            "id": self.id,
+            "data": [
+                {k: _literal(v) if k in _LABELS else v for k, v in trace.items()}
+                for trace in self.data
+            ],
+            "layout": {
+                k: _literal_title(v) if k == "title" or k in ("xaxis", "yaxis") else v
+                for k, v in self.layout.items()
+            },
+        }
+
+
+def plotly_text(text: str) -> str:
+    """``text`` as Plotly shows it literally: Plotly reads tags (``<b>``, ``<a href>``,
+    ``<br>``) and entities in its labels, so ``&``, ``<`` and ``>`` are written as entities."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_LABELS = ("name", "text", "x")
+"""The fields of a trace Plotly reads as labels (``x``: the categories of a bar chart)."""
+
+
+def _literal(value: Any) -> Any:
+    if isinstance(value, str):
+        return plotly_text(value)
+    if isinstance(value, list):
+        return [_literal(one) for one in value]
+    return value
+
+
+def _literal_title(value: Any) -> Any:
+    """A layout's title (or an axis holding one) with its text escaped."""
+    if not isinstance(value, Mapping):
+        return value
+    return {
+        k: _literal(v) if k == "text" else _literal_title(v) if k == "title" else v
+        for k, v in value.items()
+    }
 
 
 def interval_bars(
@@ -87,7 +135,7 @@ def interval_bars(
         for name, figures in series
         for s in figures
     ]
-    layout = _layout(title, "pass rate / mean")
+    layout = chart_layout(title, "pass rate / mean")
     if len(series) > 1:
         layout["barmode"] = "group"
     return Chart(
@@ -106,8 +154,13 @@ def change_chart(id: str, comparisons: Mapping[str, KeyComparison]) -> Chart | N
     if not paired:
         return None
     title = "Paired change per key (candidate - baseline), 95 % interval"
-    layout = _layout(title, "change")
-    layout["yaxis"] = {"title": {"text": "change"}, "zeroline": True, "zerolinewidth": 2}
+    layout = chart_layout(title, "change")
+    layout["yaxis"] = {
+        "title": {"text": "change"},
+        "zeroline": True,
+        "zerolinewidth": 2,
+        "automargin": True,
+    }
     rows = [
         [
             c.key,
@@ -146,8 +199,8 @@ def trend_chart(id: str, key: str, means: Sequence[float]) -> Chart:
     runs = [f"run {index + 1}" for index in range(len(means))]
     if runs:
         runs[-1] = "this run"
-    layout = _layout(key, "mean")
-    layout["height"] = 240
+    layout = chart_layout(key, "mean")
+    layout["height"] = 260
     return Chart(
         id=id,
         title=key,
@@ -212,10 +265,23 @@ def _bars(name: str, figures: Sequence[KeyStatistics]) -> dict[str, Any]:
     }
 
 
-def _layout(title: str, y_title: str) -> dict[str, Any]:
+def chart_layout(title: str, y_title: str) -> dict[str, Any]:
+    """The layout every chart starts from: the title at the top left of the plot, below
+    Plotly's mode bar (which shows on hover at the top right), and margins that grow to fit
+    the axes' labels."""
     return {
-        "title": {"text": title},
-        "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-        "height": 320,
-        "margin": {"l": 60, "r": 10, "t": 40, "b": 60},
+        "title": {
+            "text": title,
+            "x": 0,
+            "xref": "paper",
+            "xanchor": "left",
+            "y": 1,
+            "yref": "paper",
+            "yanchor": "bottom",
+            "pad": {"b": 12},
+        },
+        "xaxis": {"automargin": True},
+        "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "automargin": True},
+        "height": 340,
+        "margin": {"l": 60, "r": 10, "t": 72, "b": 40},
     }

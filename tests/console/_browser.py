@@ -65,13 +65,12 @@ def serving(app: Any) -> Iterator[str]:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    # The lifespan warms the console up before it serves, as the command's does.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
+    while not server.started:  # uvicorn stops (and the thread ends) if it cannot start
         assert thread.is_alive(), "uvicorn stopped while starting"
-        assert time.monotonic() < deadline, "uvicorn did not start within 10 s"
         time.sleep(0.01)
     try:
         yield f"http://127.0.0.1:{port}"
@@ -133,3 +132,36 @@ def charts_render(page: Page) -> int:
     for n in range(charts.count()):
         charts.nth(n).locator("svg.main-svg").first.wait_for(timeout=10_000)
     return charts.count()
+
+
+def overlaps(page: Page) -> list[str]:
+    """What covers or cuts a chart's text, for every chart of the page (hovered, so Plotly's
+    mode bar shows): the mode bar over the title, a tick label or axis title outside the
+    chart."""
+    problems: list[str] = []
+    charts = page.locator("figure.chart")
+    for n in range(charts.count()):
+        chart = charts.nth(n)
+        chart.hover()
+        problems += chart.evaluate(
+            """figure => {
+                const box = element => element.getBoundingClientRect();
+                const meets = (a, b) => a.left < b.right && b.left < a.right
+                    && a.top < b.bottom && b.top < a.bottom;
+                const inside = (a, b) => a.left >= b.left - 0.5 && a.right <= b.right + 0.5
+                    && a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5;
+                const found = [];
+                const svg = box(figure.querySelector("svg.main-svg"));
+                const bar = figure.querySelector(".modebar");
+                const title = figure.querySelector(".gtitle");
+                if (bar && title && meets(box(bar), box(title)))
+                    found.push(`${figure.querySelector("div").id}: the mode bar covers the title`);
+                for (const text of figure.querySelectorAll(
+                        ".xtick text, .ytick text, .g-xtitle text, .g-ytitle text, .gtitle")) {
+                    if (!inside(box(text), svg))
+                        found.push(`${figure.querySelector("div").id}: "${text.textContent}" is cut`);
+                }
+                return found;
+            }"""
+        )
+    return problems

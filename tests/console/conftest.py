@@ -38,7 +38,7 @@ def client(ledger: SqliteLedger) -> Any:
 
     from langchain_evals_port.console import create_app
 
-    return TestClient(create_app(ledger))
+    return TestClient(create_app(ledger), base_url="http://127.0.0.1")
 
 
 @pytest.fixture(scope="module")

@@ -115,7 +115,7 @@ def test_an_annotation_without_the_csrf_token_is_refused(
 
 def test_a_read_only_console_lists_annotations_but_takes_none(ledger: SqliteLedger) -> None:
     ledger.annotate("i-0", "tone", label="curt", annotator="bo")
-    client = TestClient(create_app(ledger, read_only=True))
+    client = TestClient(create_app(ledger, read_only=True), base_url="http://127.0.0.1")
 
     page = client.get("/interactions/i-0")
     assert 'id="annotate"' not in page.text

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import pytest
-from _browser import Tab, charts_render, needs_a_browser, screenshot, serving, status
+from _browser import Tab, charts_render, needs_a_browser, overlaps, screenshot, serving, status
 from _seed import SCRIPT, seed_small
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
@@ -95,6 +95,8 @@ def test_the_overview_shows_the_pass_rate_and_draws_the_charts(seeded: str, tab:
     assert end - start == timedelta(days=7)
     assert tab.page.locator("#chart-support-helpfulness .errorbar").count() >= 1
     assert "TimeoutError: judge timed out" in tab.page.locator("#latest-failures").inner_text()
+    # Plotly's mode bar (on hover) covers no title, and no tick label or axis title is cut.
+    assert overlaps(tab.page) == []
     screenshot(tab.page, "overview")
 
 

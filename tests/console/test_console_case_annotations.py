@@ -52,7 +52,7 @@ def ledger(tmp_path: Path) -> Iterator[SqliteLedger]:
 
 @pytest.fixture
 def client(ledger: SqliteLedger, store: ExperimentStore) -> TestClient:
-    return TestClient(create_app(ledger, store))
+    return TestClient(create_app(ledger, store), base_url="http://127.0.0.1")
 
 
 def row(page: str, case: str, trial: int = 0) -> str:
@@ -195,7 +195,7 @@ def test_a_read_only_console_lists_case_annotations_but_takes_none(
     ledger: SqliteLedger, store: ExperimentStore
 ) -> None:
     store.annotate("candidate-run", "c5", "length", score=True, annotator="bo")
-    client = TestClient(create_app(ledger, store, read_only=True))
+    client = TestClient(create_app(ledger, store, read_only=True), base_url="http://127.0.0.1")
 
     page = client.get(PAGE).text
     assert '<span class="value">pass</span>' in row(page, "c5")

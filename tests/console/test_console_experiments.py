@@ -35,7 +35,7 @@ def client(tmp_path: Path, store: Path) -> Iterator[TestClient]:
 
     ledger = SqliteLedger(tmp_path / "ledger.db")
     experiments = ExperimentStore(store)
-    yield TestClient(create_app(ledger, experiments))
+    yield TestClient(create_app(ledger, experiments), base_url="http://127.0.0.1")
     experiments.close()
     ledger.close()
 
@@ -113,7 +113,7 @@ def test_an_experiment_named_compare_is_reached_from_its_link(tmp_path: Path) ->
     ledger = SqliteLedger(tmp_path / "ledger.db")
     experiments = ExperimentStore(tmp_path / "store.db")
     try:
-        client = TestClient(create_app(ledger, experiments))
+        client = TestClient(create_app(ledger, experiments), base_url="http://127.0.0.1")
         assert 'href="/experiments/compare"' in client.get("/experiments").text
         page = client.get("/experiments/compare")
         assert page.status_code == 200
@@ -130,7 +130,7 @@ def test_an_experiment_named_compare_is_reached_from_its_link(tmp_path: Path) ->
 def test_without_a_store_there_are_no_experiment_pages(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "ledger.db")
     try:
-        client = TestClient(create_app(ledger))
+        client = TestClient(create_app(ledger), base_url="http://127.0.0.1")
         assert client.get("/experiments").status_code == 404
         assert "/experiments" not in client.get("/").text
     finally:

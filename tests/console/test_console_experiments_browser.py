@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from _browser import Tab, charts_render, needs_a_browser, screenshot, serving, status
+from _browser import Tab, charts_render, needs_a_browser, overlaps, screenshot, serving, status
 from _seed import CASES, SCRIPT, length, seed_experiments
 
 from langchain_evals_port import ExactMatch
@@ -171,6 +171,7 @@ def test_a_comparison_finds_the_regression_and_lists_the_worse_cases_first(
     xss = page.locator('#changes tr[data-key="exact_match"][data-case="xss"] td.text')
     assert xss.all_inner_texts() == [SCRIPT, "short"]
     assert charts_render(page) == 2
+    assert overlaps(page) == []  # no mode bar over a title, no label cut
     page.wait_for_timeout(200)
     assert tab.dialogs == []
     assert tab.elsewhere == []

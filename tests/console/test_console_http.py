@@ -132,7 +132,7 @@ def test_a_post_without_the_csrf_token_is_refused(client: TestClient, ledger: Sq
 
 
 def test_a_token_is_required_when_configured(ledger: SqliteLedger) -> None:
-    client = TestClient(create_app(ledger, token="s3cret"))
+    client = TestClient(create_app(ledger, token="s3cret"), base_url="http://127.0.0.1")
     assert client.get("/").status_code == 401
     assert client.get("/", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert client.get("/", headers={"Authorization": "Bearer s3cret"}).status_code == 200
@@ -142,7 +142,7 @@ def test_a_token_is_required_when_configured(ledger: SqliteLedger) -> None:
 
 
 def test_read_only_has_no_actions(ledger: SqliteLedger) -> None:
-    client = TestClient(create_app(ledger, read_only=True))
+    client = TestClient(create_app(ledger, read_only=True), base_url="http://127.0.0.1")
     assert "Retry" not in client.get("/failed").text
     assert "Resume" not in client.get("/waiting").text
     assert client.post("/failed/e-tone-failed/retry", data={}).status_code in (403, 405)

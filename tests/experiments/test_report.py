@@ -143,7 +143,9 @@ def test_markdown_and_html_show_the_figures_and_each_evaluator_s_reasoning(
         f'<td class="num interval">{figures}</td>'
     ) in html
     reasoning = '<div class="reasoning"><pre>3 characters</pre></div>'
-    assert f'<span class="outcome verdict">0.500</span>{reasoning}' in html
+    # A score with no threshold to pass: neither passed nor not (its own colour, in the legend).
+    chip = '<span class="outcome verdict no-threshold" title="verdict: a score with no threshold'
+    assert f'{chip} to pass">0.500</span>{reasoning}' in html
 
 
 def test_a_target_that_raised_shows_its_error_in_every_file(tmp_path: Path) -> None:
@@ -193,7 +195,7 @@ def test_an_evaluator_failure_shows_its_code_and_reason(tmp_path: Path) -> None:
     assert f"| failed [timeout] — {reason} |" in files["md"]
     shown = reason.replace("'", "&#39;")  # escaped, quotes too
     assert (
-        f'<span class="outcome failed">failed [timeout]</span><div class="reasoning">'
+        f'<span class="outcome failed" title="failed">failed [timeout]</span><div class="reasoning">'
         f"<pre>{shown}</pre></div>"
     ) in files["html"]
     # 3 cases judged, none inconclusive, one failed.

@@ -14,9 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from langchain_evals_port.core.errors import EvalsError
+
 from ._records import utc_now
 
-__all__ = ["Annotation", "AnnotationSubject", "case_subject"]
+__all__ = ["Annotation", "AnnotationConflictError", "AnnotationSubject", "case_subject"]
 
 AnnotationSubject = Literal["interaction", "case"]
 """What an annotation is about: a recorded interaction (its id) or a run of an experiment's
@@ -91,3 +93,33 @@ class Annotation(BaseModel):
             return self.score
         assert self.label is not None
         return self.label
+
+    def same_content(self, other: Annotation) -> bool:
+        """Whether ``other`` says the same as this one, whenever it was made: storing it
+        again is a repeat, not a change."""
+        return self.model_dump(exclude={"created_at"}) == other.model_dump(exclude={"created_at"})
+
+
+class AnnotationConflictError(EvalsError, ValueError):
+    """An annotation's id is stored already (or given twice) with different content; an
+    annotation is never changed in place, so nothing is stored.
+
+    Attributes:
+        annotation_id: The id.
+        differences: The fields that differ, as ``{field: (stored, given)}``.
+    """
+
+    def __init__(self, stored: Annotation, given: Annotation, *, twice: bool = False) -> None:
+        old, new = stored.model_dump(), given.model_dump()
+        self.annotation_id = given.annotation_id
+        self.differences = {
+            name: (old[name], new[name])
+            for name in new
+            if name != "created_at" and old[name] != new[name]
+        }
+        shown = ", ".join(f"{name} {a!r} -> {b!r}" for name, (a, b) in self.differences.items())
+        super().__init__(
+            f"annotation {self.annotation_id!r} is "
+            + ("given twice" if twice else "stored already")
+            + f" with other content ({shown}); give the changed annotation a new annotation_id"
+        )

@@ -6,7 +6,6 @@ Every row is read and checked before anything is written; a bad row raises
 
 from __future__ import annotations
 
-import csv
 import difflib
 import hashlib
 import json
@@ -17,9 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from langchain_evals_port.core._documents import DocumentError, read_csv, read_json
 from langchain_evals_port.core.errors import EvalsError
 
-from ._annotation import Annotation
+from ._annotation import Annotation, AnnotationConflictError
 from .ledger import SqlLedger
 
 __all__ = ["COLUMNS", "AnnotationImportError", "import_annotations"]
@@ -65,11 +65,14 @@ def import_annotations(ledger: SqlLedger, path: str | os.PathLike[str]) -> int:
     stored.
 
     A row without ``annotation_id`` gets one derived from its content, so importing the same
-    file again stores nothing new. A CSV ``score`` is ``true``/``false`` (or ``pass``/
+    file again stores nothing new; an id given twice, or stored already, with other content
+    is refused. Keys given twice in a JSONL object, ``NaN``, deep nesting, a CSV row with
+    more cells than the header, a cell over 131,072 characters and text that is not UTF-8
+    are refused too, each named by line. A CSV ``score`` is ``true``/``false`` (or ``pass``/
     ``fail``) or a number; an empty cell is no value.
 
     Raises:
-        AnnotationImportError: A row is malformed (nothing is stored).
+        AnnotationImportError: A row is malformed or conflicts (nothing is stored).
 
     Example:
         >>> import tempfile
@@ -90,19 +93,67 @@ def import_annotations(ledger: SqlLedger, path: str | os.PathLike[str]) -> int:
     """
     file = Path(path)
     rows = _csv_rows(file) if file.suffix.lower() == ".csv" else _jsonl_rows(file)
-    annotations = [_annotation(fields, path=str(file), line=line) for line, fields in rows]
-    return ledger.record_annotations(annotations)
+    first: dict[str, tuple[int, Annotation]] = {}  # each id's first line and annotation
+    annotations: list[Annotation] = []
+    for line, fields in rows:
+        annotation = _annotation(fields, path=str(file), line=line)
+        seen, earlier = first.setdefault(annotation.annotation_id, (line, annotation))
+        if not earlier.same_content(annotation):
+            raise AnnotationImportError(
+                f"annotation_id {annotation.annotation_id!r} is on line {seen} already, "
+                "with other content; give each annotation its own id",
+                path=str(file),
+                line=line,
+                field="annotation_id",
+            )
+        annotations.append(annotation)
+    try:
+        return ledger.record_annotations(annotations)
+    except AnnotationConflictError as error:
+        line = first[error.annotation_id][0]
+        raise AnnotationImportError(
+            str(error), path=str(file), line=line, field="annotation_id"
+        ) from None
+
+
+def _read_text(path: Path) -> str:
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise AnnotationImportError(
+            f"not UTF-8 text (byte {error.start}); save the file as UTF-8",
+            path=str(path),
+            line=line,
+        ) from None
+
+
+def _located(path: Path, error: DocumentError) -> AnnotationImportError:
+    problem = f"{error.problem} (column {error.column})" if error.column else error.problem
+    return AnnotationImportError(problem, path=str(path), line=error.line or 1, field=error.field)
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        _check_columns(reader.fieldnames or [], path=str(path), line=1)
-        for row in reader:
-            fields: dict[str, Any] = {k: v for k, v in row.items() if v not in (None, "")}
+    header: list[str] | None = None
+    try:
+        for line, cells in read_csv(_read_text(path)):
+            if header is None:
+                header = cells
+                _check_columns(header, path=str(path), line=line)
+                continue
+            if len(cells) != len(header):
+                raise AnnotationImportError(
+                    f"{len(cells)} cells, but the header (line 1) has {len(header)} columns",
+                    path=str(path),
+                    line=line,
+                )
+            fields: dict[str, Any] = {k: v for k, v in zip(header, cells, strict=True) if v != ""}
             if "score" in fields:
-                fields["score"] = _csv_score(fields["score"], path=str(path), line=reader.line_num)
-            yield reader.line_num, fields
+                fields["score"] = _csv_score(fields["score"], path=str(path), line=line)
+            yield line, fields
+    except DocumentError as error:
+        raise _located(path, error) from None
 
 
 def _csv_score(text: str, *, path: str, line: int) -> bool | float:
@@ -121,28 +172,27 @@ def _csv_score(text: str, *, path: str, line: int) -> bool | float:
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                fields = json.loads(text)
-            except ValueError as error:
-                raise AnnotationImportError(
-                    f"not JSON ({error})", path=str(path), line=number
-                ) from None
-            if not isinstance(fields, dict):
-                raise AnnotationImportError(
-                    f"expected a JSON object, got {type(fields).__name__}",
-                    path=str(path),
-                    line=number,
-                )
-            _check_columns(list(fields), path=str(path), line=number)
-            yield number, {k: v for k, v in fields.items() if v is not None}
+    for number, text in enumerate(_read_text(path).split("\n"), start=1):
+        if not text.strip():
+            continue
+        try:
+            fields = read_json(text, first_line=number)
+        except DocumentError as error:
+            raise _located(path, error) from None
+        if not isinstance(fields, dict):
+            raise AnnotationImportError(
+                f"expected a JSON object, got {type(fields).__name__}",
+                path=str(path),
+                line=number,
+            )
+        _check_columns(list(fields), path=str(path), line=number)
+        yield number, {k: v for k, v in fields.items() if v is not None}
 
 
 def _check_columns(names: Sequence[str], *, path: str, line: int) -> None:
-    for name in names:
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise AnnotationImportError("column given twice", path=path, line=line, field=name)
         if name not in COLUMNS:
             close = difflib.get_close_matches(name, COLUMNS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""

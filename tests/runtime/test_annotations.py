@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.runtime import (
+    AnnotationConflictError,
     AnnotationImportError,
     EvaluationRecord,
     InteractionNotFoundError,
@@ -260,6 +261,125 @@ def test_a_jsonl_file_is_imported_and_a_bad_line_is_named(
     ):
         import_annotations(ledger, bad)
     assert len(ledger.annotations()) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line", "field", "problem"),
+    [
+        (
+            "labels.jsonl",
+            b'{"subject_id": "i-1", "key": "k", "score": true, "score": false}\n',
+            1,
+            "score",
+            "key 'score' given twice in one object",
+        ),
+        (
+            "labels.jsonl",
+            b'{"subject_id": "i-1", "key": "k", "score": 1}\n'
+            b'{"subject_id": "i-1", "key": "k", "score": NaN}\n',
+            2,
+            "score",
+            "NaN is not a JSON number",
+        ),
+        (
+            "labels.jsonl",
+            b'{"subject_id": "i-1", "key": "k", "label": ' + b"[" * 990 + b"]" * 990 + b"}\n",
+            1,
+            "label[0][0][0]…[0][0][0]",
+            "nested more than 100 levels deep",
+        ),
+        (
+            "labels.jsonl",
+            b'{"subject_id": "i-1", "key": "k", "score": 1}\n{"note": "caf\xe9"}\n',
+            2,
+            None,
+            "not UTF-8 text (byte 59); save the file as UTF-8",
+        ),
+        (
+            "labels.csv",
+            b"subject_id,key,score\ni-1,k,1\ni-1,k\xff,0\n",
+            3,
+            None,
+            "not UTF-8 text",
+        ),
+        (
+            "labels.csv",
+            b"subject_id,key,score\ni-1,k,1,extra\n",
+            2,
+            None,
+            "4 cells, but the header (line 1) has 3 columns",
+        ),
+        (
+            "labels.csv",
+            b"subject_id,key,score,key\ni-1,k,1,j\n",
+            1,
+            "key",
+            "column given twice",
+        ),
+        (
+            "labels.csv",
+            b'subject_id,key,note,score\ni-1,k,"' + b"x" * 131_073 + b'",1\n',
+            2,
+            "note",
+            "a cell of more than 131,072 characters",
+        ),
+    ],
+)
+def test_a_malformed_annotation_file_is_named_by_line_and_field(
+    open_ledger: Opener,
+    tmp_path: Path,
+    name: str,
+    content: bytes,
+    line: int,
+    field: str | None,
+    problem: str,
+) -> None:
+    ledger = open_ledger()
+    path = tmp_path / name
+    path.write_bytes(content)
+
+    with pytest.raises(AnnotationImportError) as raised:
+        import_annotations(ledger, path)
+
+    assert (raised.value.path, raised.value.line, raised.value.field) == (str(path), line, field)
+    assert problem in raised.value.problem
+    assert ledger.annotations() == []
+
+
+def test_an_annotation_id_with_other_content_is_refused_and_a_repeat_is_not(
+    open_ledger: Opener, tmp_path: Path
+) -> None:
+    ledger = open_ledger()
+    first = tmp_path / "first.csv"
+    first.write_text(
+        "annotation_id,subject_id,key,score\na-1,i-1,correctness,pass\na-2,i-2,correctness,0.5\n"
+    )
+    assert import_annotations(ledger, first) == 2
+    assert import_annotations(ledger, first) == 0  # the same file again: a repeat
+
+    changed = tmp_path / "changed.csv"
+    changed.write_text(
+        "annotation_id,subject_id,key,score\na-3,i-3,correctness,1\na-1,i-1,correctness,fail\n"
+    )
+    with pytest.raises(AnnotationImportError) as raised:
+        import_annotations(ledger, changed)
+    assert (raised.value.line, raised.value.field) == (3, "annotation_id")
+    assert "'a-1' is stored already with other content (score True -> False)" in str(raised.value)
+
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(
+        '{"annotation_id": "b-1", "subject_id": "i-1", "key": "k", "score": 1}\n'
+        '{"annotation_id": "b-1", "subject_id": "i-1", "key": "k", "score": 1}\n'
+        '{"annotation_id": "b-1", "subject_id": "i-1", "key": "k", "score": 2}\n'
+    )
+    with pytest.raises(AnnotationImportError, match="'b-1' is on line 1 already") as raised:
+        import_annotations(ledger, twice)
+    assert raised.value.line == 3
+    assert sorted(a.annotation_id for a in ledger.annotations()) == ["a-1", "a-2"]
+
+    same = {"subject_kind": "case", "annotation_id": "a-1"}
+    with pytest.raises(AnnotationConflictError, match="subject_kind 'interaction' -> 'case'"):
+        ledger.annotate("i-1", "correctness", score=True, **same)
 
 
 def test_stored_results_pair_with_annotations_by_interaction_and_key(

@@ -12,7 +12,11 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from langchain_evals_port.runtime._annotation import Annotation, AnnotationSubject
+from langchain_evals_port.runtime._annotation import (
+    Annotation,
+    AnnotationConflictError,
+    AnnotationSubject,
+)
 from langchain_evals_port.runtime._records import InteractionRecord
 
 from ._pages import epoch
@@ -63,8 +67,9 @@ class Annotations(ABC):
             note: Why, in the person's words.
             annotator: Who labelled it.
             subject_kind: ``"interaction"`` (the default) or ``"case"``.
-            annotation_id: The id (default: a new random one); an id already stored is
-                kept as it was.
+            annotation_id: The id (default: a new random one); an id already stored with
+                the same content is kept as it was, with other content refused
+                (``AnnotationConflictError``).
             created_at: When (default: now).
 
         Raises:
@@ -92,12 +97,33 @@ class Annotations(ABC):
         return annotation
 
     def record_annotations(self, annotations: Sequence[Annotation]) -> int:
-        """Store ``annotations`` in one transaction (ids already stored are kept as they
-        were); the number stored."""
+        """Store ``annotations`` in one transaction; the number stored. An id already
+        stored with the same content is a repeat, kept as it was (not counted).
+
+        Raises:
+            AnnotationConflictError: An id is stored already, or given twice, with other
+                content (nothing is stored).
+        """
         if not annotations:
             return 0
+        given: dict[str, Annotation] = {}
+        for annotation in annotations:
+            first = given.setdefault(annotation.annotation_id, annotation)
+            if not first.same_content(annotation):
+                raise AnnotationConflictError(first, annotation, twice=True)
         with self._transaction() as tx:
-            return tx.change_many(_INSERT, [_row(annotation) for annotation in annotations])
+            ids = list(given)
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ", ".join(["%s"] * len(chunk))
+                for (text,) in tx.rows(
+                    f"SELECT record FROM ledger_annotations WHERE annotation_id IN ({marks})",
+                    chunk,
+                ):
+                    stored = Annotation.model_validate_json(text)
+                    if not stored.same_content(given[stored.annotation_id]):
+                        raise AnnotationConflictError(stored, given[stored.annotation_id])
+            return tx.change_many(_INSERT, [_row(annotation) for annotation in given.values()])
 
     def annotations(
         self,

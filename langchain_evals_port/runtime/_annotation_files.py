@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from langchain_evals_port.core._documents import DocumentError, read_csv, read_json
 from langchain_evals_port.core.errors import EvalsError
 
-from ._annotation import Annotation, AnnotationConflictError
+from ._annotation import Annotation, AnnotationConflictError, case_subject
 from .ledger import SqlLedger
 
 __all__ = ["COLUMNS", "AnnotationImportError", "import_annotations"]
@@ -34,9 +34,17 @@ COLUMNS = (
     "subject_kind",
     "annotation_id",
     "created_at",
+    "experiment",
+    "case_id",
+    "trial",
 )
-"""The columns (CSV) or keys (JSONL) of an annotation file; ``subject_id``, ``key`` and a
-``score`` or ``label`` are required, ``subject_kind`` defaults to ``"interaction"``."""
+"""The columns (CSV) or keys (JSONL) of an annotation file; ``key`` and a ``score`` or
+``label`` are required, ``subject_kind`` defaults to ``"interaction"``. An interaction is named
+by ``subject_id``; a case by ``experiment``, ``case_id`` and ``trial`` (default 0), or by a
+``subject_id`` that exactly one run of the ledger joins to (``case_subject``)."""
+
+_HASHED = COLUMNS[:8]
+"""The columns a row's derived annotation id is made of (those of the first release)."""
 
 _CSV_BOOLEANS = {"true": True, "false": False, "pass": True, "fail": False}
 
@@ -80,9 +88,9 @@ def import_annotations(ledger: SqlLedger, path: str | os.PathLike[str]) -> int:
         >>> from langchain_evals_port.runtime import SqliteLedger
         >>> folder = Path(tempfile.mkdtemp())
         >>> _ = (folder / "labels.csv").write_text(
-        ...     "subject_kind,subject_id,key,score,annotator\\n"
-        ...     "case,exp-1:c-1:0,correctness,fail,ana\\n"
-        ...     "case,exp-1:c-2:0,correctness,maybe,ana\\n")
+        ...     "subject_kind,experiment,case_id,key,score,annotator\\n"
+        ...     "case,exp-1,c-1,correctness,fail,ana\\n"
+        ...     "case,exp-1,c-2,correctness,maybe,ana\\n")
         >>> ledger = SqliteLedger(folder / "ledger.db")
         >>> import_annotations(ledger, folder / "labels.csv")
         Traceback (most recent call last):
@@ -96,6 +104,8 @@ def import_annotations(ledger: SqlLedger, path: str | os.PathLike[str]) -> int:
     first: dict[str, tuple[int, Annotation]] = {}  # each id's first line and annotation
     annotations: list[Annotation] = []
     for line, fields in rows:
+        if fields.get("subject_kind") == "case" and "experiment" not in fields:
+            fields = {**fields, **_run_of(ledger, fields, path=str(file), line=line)}
         annotation = _annotation(fields, path=str(file), line=line)
         seen, earlier = first.setdefault(annotation.annotation_id, (line, annotation))
         if not earlier.same_content(annotation):
@@ -114,6 +124,32 @@ def import_annotations(ledger: SqlLedger, path: str | os.PathLike[str]) -> int:
         raise AnnotationImportError(
             str(error), path=str(file), line=line, field="annotation_id"
         ) from None
+
+
+def _run_of(
+    ledger: SqlLedger, fields: Mapping[str, Any], *, path: str, line: int
+) -> dict[str, Any]:
+    """The run of a case row named by its joined ``subject_id`` alone: the one run of the
+    ledger whose joined id it is (never the id split at its colons)."""
+    subject = fields.get("subject_id")
+    if not isinstance(subject, str):
+        return {}  # no subject: the row is refused for that
+    runs = ledger.runs_joined_as(subject)
+    if len(runs) == 1:
+        experiment, case_id, trial = runs[0]
+        return {"experiment": experiment, "case_id": case_id, "trial": trial}
+    found = (
+        "no run of this ledger has it"
+        if not runs
+        else "it is the run of " + " and of ".join(f"{e!r} / {c!r} / {t}" for e, c, t in runs)
+    )
+    raise AnnotationImportError(
+        f"case {subject!r} names no single run ({found}); give the experiment, case_id and "
+        "trial columns",
+        path=path,
+        line=line,
+        field="subject_id",
+    )
 
 
 def _read_text(path: Path) -> str:
@@ -151,6 +187,8 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             fields: dict[str, Any] = {k: v for k, v in zip(header, cells, strict=True) if v != ""}
             if "score" in fields:
                 fields["score"] = _csv_score(fields["score"], path=str(path), line=line)
+            if "trial" in fields:
+                fields["trial"] = _csv_trial(fields["trial"], path=str(path), line=line)
             yield line, fields
     except DocumentError as error:
         raise _located(path, error) from None
@@ -169,6 +207,14 @@ def _csv_score(text: str, *, path: str, line: int) -> bool | float:
             line=line,
             field="score",
         ) from None
+
+
+def _csv_trial(text: str, *, path: str, line: int) -> int:
+    if text.strip().isdigit():
+        return int(text)
+    raise AnnotationImportError(
+        f"expected a whole number, got {text!r}", path=path, line=line, field="trial"
+    )
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -207,9 +253,16 @@ def _check_columns(names: Sequence[str], *, path: str, line: int) -> None:
 def _annotation(fields: Mapping[str, Any], *, path: str, line: int) -> Annotation:
     values = {"subject_kind": "interaction", **fields}
     if "annotation_id" not in values:
-        content = json.dumps(
-            [values.get(name) for name in COLUMNS if name != "created_at"], default=str
-        )
+        # From what a row said before runs had columns of their own, so a file imported
+        # then and again now is stored once: a run's parts count through its subject id.
+        named = dict(values)
+        if isinstance(named.get("experiment"), str) and isinstance(named.get("case_id"), str):
+            trial = named.get("trial")
+            named.setdefault(
+                "subject_id",
+                case_subject(named["experiment"], named["case_id"], trial or 0),
+            )
+        content = json.dumps([named.get(name) for name in _HASHED], default=str)
         values["annotation_id"] = hashlib.sha256(content.encode()).hexdigest()[:32]
     try:
         return Annotation.model_validate(values)

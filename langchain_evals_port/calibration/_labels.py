@@ -9,13 +9,13 @@ licensed with it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from langchain_evals_port.core._documents import DocumentError, read_json
 from langchain_evals_port.core.errors import EvaluatorInputError
 from langchain_evals_port.prompts import CatalogEntry
 
@@ -130,9 +130,9 @@ def _parse(text: str, source: str) -> tuple[LabelledCase, ...]:
 
 def _case(line: str, where: str, number: int) -> LabelledCase:
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise LabelsError(f"{where}: not JSON ({error.msg})") from error
+        record = read_json(line, first_line=number)
+    except DocumentError as error:
+        raise LabelsError(f"{where}: {error}") from None
     if not isinstance(record, dict):
         raise LabelsError(f"{where}: a line must be a JSON object")
     label = record.get("label")

@@ -9,6 +9,7 @@ security boundary, for CI and code you wrote).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -41,8 +42,11 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("cpu_seconds", "wall_seconds"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value <= 0:
+                raise ValueError(
+                    f"Limits.{name} must be a positive finite number of seconds, got {value!r}"
+                )
         for name in ("memory_mb", "processes", "output_bytes", "file_size_mb"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

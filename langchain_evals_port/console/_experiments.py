@@ -30,7 +30,7 @@ from langchain_evals_port.experiments import (
     ExperimentStore,
 )
 from langchain_evals_port.experiments._page import SHOW, comparison_context, experiment_context
-from langchain_evals_port.runtime import Annotation, case_subject
+from langchain_evals_port.runtime import Annotation
 
 from ._annotations import AnnotationForm, problem
 
@@ -176,14 +176,13 @@ def _by_run(
     result: ExperimentResult, annotations: list[Annotation]
 ) -> dict[tuple[str, int], list[Annotation]]:
     """``annotations`` by the run they annotate (its case id and trial)."""
-    runs = {
-        case_subject(result.name, run.case.id, run.trial): (run.case.id, run.trial)
-        for run in result.runs
-    }
+    runs = {(run.case.id, run.trial) for run in result.runs}
     found: dict[tuple[str, int], list[Annotation]] = {}
     for annotation in annotations:
-        run = runs.get(annotation.subject_id)
-        if run is not None:
+        if annotation.experiment != result.name or annotation.case_id is None:
+            continue
+        run = (annotation.case_id, annotation.trial or 0)
+        if run in runs:
             found.setdefault(run, []).append(annotation)
     return found
 

@@ -36,7 +36,7 @@ from pydantic import ConfigDict, Field, SkipValidation, field_validator
 
 from ._langchain_internals import coro_with_context, set_config_context, var_child_runnable_config
 from ._request import EvalRequest
-from ._result import EvaluatorResult, Score
+from ._result import EvaluatorResult, Score, plain_scalar
 from ._tracing import EvalTracer, current_tracer
 from .errors import (
     EvalsError,
@@ -109,6 +109,16 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
     feedback_key: str
     on_error: OnError = "raise"
     tracer: Annotated[EvalTracer | None, SkipValidation] = Field(default=None, exclude=True)
+
+    @field_validator("feedback_key")
+    @classmethod
+    def _check_feedback_key(cls, key: str) -> str:
+        if not key.strip():
+            raise ValueError(
+                f"feedback_key must name the results, got {key!r}; pass a name such as "
+                "'correctness' (or leave it out for the evaluator's default)"
+            )
+        return key
 
     @field_validator("tracer")
     @classmethod
@@ -477,6 +487,7 @@ def _reject_unknown_keywords(cls: type[Evaluator], fields: Mapping[str, Any]) ->
 
 
 def _single_result(key: str, output: ScorerOutput) -> EvaluatorResult:
+    output = plain_scalar(output)
     if isinstance(output, EvaluatorResult):
         return output
     if isinstance(output, Score):

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
+import types
+import typing
 from collections.abc import Callable
 from typing import Annotated, Any, overload
 
@@ -26,6 +29,14 @@ class FunctionEvaluator(Evaluator):
     fn: Annotated[Callable[..., Any], SkipValidation] = Field(exclude=True)
     _takes_all: bool = PrivateAttr(default=False)
     _wanted: list[tuple[str, bool]] = PrivateAttr(default_factory=list)
+    _numeric: bool = PrivateAttr(default=False)
+
+    @property
+    def numeric_scores(self) -> bool:
+        """Whether ``fn`` is annotated to return a number (``-> float``, ``-> int``, or a
+        ``(score, comment)`` tuple whose score is one): the online runtime then asks for a
+        ``pass_threshold`` at startup."""
+        return self._numeric
 
     def model_post_init(self, context: Any, /) -> None:
         """Read ``fn``'s signature once, so each call only looks up the values it needs."""
@@ -37,7 +48,16 @@ class FunctionEvaluator(Evaluator):
                     f"{parameter.name!r}; evaluator functions take keyword parameters "
                     "(inputs, outputs, reference_outputs, attachments, request, or variable names)"
                 )
+            close = _NEAR_MISSES.get(parameter.name)
+            if close is not None and parameter.default is parameter.empty:
+                raise EvaluatorUsageError(
+                    f"evaluator function {_named(self.fn)} takes {parameter.name!r}, which no "
+                    f"evaluation passes: did you mean `{close}`? (evaluator functions take "
+                    "inputs, outputs, reference_outputs, attachments, request, or variable "
+                    "names; give a variable of that name a default to keep it)"
+                )
         self._takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
+        self._numeric = _returns_number(self.fn)
         self._wanted = [
             (p.name, p.default is p.empty) for p in parameters if p.kind is not p.VAR_KEYWORD
         ]
@@ -74,6 +94,39 @@ class FunctionEvaluator(Evaluator):
         return await call_async(scoring, blocking=True, config=config)
 
 
+_NEAR_MISSES = {
+    "output": "outputs",
+    "input": "inputs",
+    "reference": "reference_outputs",
+    "reference_output": "reference_outputs",
+    "attachment": "attachments",
+}
+"""Parameter names that are the standard ones misspelt, and the name meant."""
+
+
+def _named(fn: Callable[..., Any]) -> str:
+    return repr(getattr(fn, "__qualname__", None) or fn)
+
+
+def _returns_number(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn``'s return annotation is a number, or a tuple or union led by one."""
+    try:
+        annotation = inspect.signature(fn, eval_str=True).return_annotation
+    except Exception:  # an annotation naming what is not importable here: read the text
+        annotation = inspect.signature(fn).return_annotation
+    if isinstance(annotation, str):
+        return re.match(r"\s*(float|int)\b", annotation.removeprefix("tuple[")) is not None
+    if typing.get_origin(annotation) is tuple:
+        annotation = next(iter(typing.get_args(annotation)), None)
+    members = typing.get_args(annotation) if _is_union(annotation) else (annotation,)
+    kinds = [member for member in members if member is not type(None)]
+    return bool(kinds) and all(kind in (int, float) for kind in kinds)
+
+
+def _is_union(annotation: Any) -> bool:
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType)
+
+
 @overload
 def evaluator(fn: Callable[..., Any], /) -> FunctionEvaluator: ...
 
@@ -108,7 +161,7 @@ def evaluator(
     """
 
     def wrap(function: Callable[..., Any]) -> FunctionEvaluator:
-        key = feedback_key or function.__name__
+        key = function.__name__ if feedback_key is None else feedback_key
         return Evaluator.from_function(
             run_name or function.__name__, key, function, on_error=on_error, tracer=tracer
         )

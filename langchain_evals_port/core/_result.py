@@ -24,7 +24,22 @@ Outcome = Literal["verdict", "inconclusive", "failed"]
 """``verdict``: scored. ``inconclusive``: ran, reached no verdict. ``failed``: an error."""
 
 
+def plain_scalar(value: Any) -> Any:
+    """``value``, or the Python bool, int or float of a NumPy scalar (``numpy.bool_``,
+    ``numpy.int64``, ...), which is not a ``bool``/``int`` to ``isinstance``.
+
+    Example:
+        >>> import numpy
+        >>> plain_scalar(numpy.bool_(True)), plain_scalar(numpy.int64(3)), plain_scalar("x")
+        (True, 3, 'x')
+    """
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return value.item()
+    return value
+
+
 def _check_score(value: Any) -> Any:
+    value = plain_scalar(value)
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+from langchain_evals_port.core._documents import DocumentError, read_csv, read_json
 
 from ._case import Located, case_at
 from ._errors import DatasetError, Location, closest, did_you_mean
@@ -21,25 +20,12 @@ def jsonl_cases(path: Path) -> Iterator[Located]:
         if not line.strip():
             continue
         location = Location.at_line(path, number)
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DatasetError(
-                f"not valid JSON: {error.msg} (column {error.colno})", location=location
-            ) from None
-        yield location, case_at(row, location)
+        yield location, case_at(_json(path, line, first_line=number), location)
 
 
 def json_cases(path: Path) -> Iterator[Located]:
     """An array of case objects, or an object whose only key, ``cases``, holds one."""
-    text = _read_text(path)
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise DatasetError(
-            f"not valid JSON: {error.msg} (column {error.colno})",
-            location=Location.at_line(path, error.lineno),
-        ) from None
+    document = _json(path, _read_text(path))
     prefix = ""
     if isinstance(document, dict):
         for key in document:
@@ -86,14 +72,9 @@ def csv_cases(
     id_column: str | None,
 ) -> Iterator[Located]:
     """Cases from a CSV file with a header row; see ``Dataset.from_csv`` for the mapping."""
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     header: list[str] | None = None
     plan: list[tuple[str, str | None]] = []
-    end = 0  # the last line the reader has consumed: a quoted cell may span several
-    for cells in reader:
-        start, end = end + 1, reader.line_num
-        if not cells:
-            continue
+    for start, cells in _csv(path):
         location = Location.at_line(path, start)
         if header is None:
             header = cells
@@ -229,6 +210,26 @@ def _plan_by_name(
                 location=location,
             )
     return plan
+
+
+def _json(path: Path, text: str, *, first_line: int = 1) -> Any:
+    try:
+        return read_json(text, first_line=first_line)
+    except DocumentError as error:
+        raise _located(path, error) from None
+
+
+def _csv(path: Path) -> Iterator[tuple[int, list[str]]]:
+    try:
+        yield from read_csv(_read_text(path))
+    except DocumentError as error:
+        raise _located(path, error) from None
+
+
+def _located(path: Path, error: DocumentError) -> DatasetError:
+    location = Location.at_line(path, error.line) if error.line else Location.in_file(path)
+    problem = f"{error} (column {error.column})" if error.column else str(error)
+    return DatasetError(problem, field=error.field, location=location)
 
 
 def _read_text(path: Path) -> str:

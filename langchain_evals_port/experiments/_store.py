@@ -348,9 +348,12 @@ class ExperimentStore:
         trial)``)."""
         self.info(experiment)
         return self._ledger.annotate(
-            case_subject(experiment, case_id, trial),
+            None,
             key,
             subject_kind="case",
+            experiment=experiment,
+            case_id=case_id,
+            trial=trial,
             score=score,
             label=label,
             note=note,
@@ -359,10 +362,7 @@ class ExperimentStore:
 
     def annotations(self, experiment: str | None = None) -> list[Annotation]:
         """The annotations of experiment cases (of ``experiment``, when given), oldest first."""
-        found = self._ledger.annotations(subject_kind="case")
-        if experiment is None:
-            return found
-        return [a for a in found if a.subject_id.startswith(f"{experiment}:")]
+        return self._ledger.annotations(subject_kind="case", experiment=experiment)
 
     def agreement(self, name: str, *, threshold: float | None = None) -> dict[str, Agreement]:
         """Per feedback key, how well the evaluators of experiment ``name`` agree with the

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config, get_executor_for_config
 from langchain_core.runnables.utils import gather_with_concurrency
 from langchain_core.utils.function_calling import convert_to_json_schema
-from pydantic import BaseModel, Field, PrivateAttr, SkipValidation, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, SkipValidation, StrictBool, field_validator
 
 from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorInputError, EvaluatorUsageError
@@ -133,9 +133,10 @@ class LLMJudge(Evaluator):
     model: Annotated[JudgeModel | None, SkipValidation] = Field(default=None, exclude=True)
     feedback_key: str = "score"
     system: str | None = None
-    continuous: bool = False
+    # Strict: "yes" or 1 is a mistake to name, not a truthy value to read as True.
+    continuous: StrictBool = False
     choices: list[float] | None = None
-    use_reasoning: bool = True
+    use_reasoning: StrictBool = True
     few_shot_examples: Sequence[FewShotExample] = ()
     # Stored under another name: ``output_schema`` is a Runnable property (its output type).
     custom_schema: Annotated[dict[str, Any] | type | None, SkipValidation] = Field(
@@ -523,8 +524,20 @@ def _plan(
             f"{entry.name} asks for a label, not a score: pass output_schema=... describing "
             "the label and read it with evaluate_raw(...)"
         )
+    template = Template.parse(prompt) if isinstance(prompt, str) else prompt
+    variables = (
+        template.variables
+        if isinstance(template, Template)
+        else getattr(template, "input_variables", None)
+    )
+    if variables is not None and not variables:
+        raise ValueError(
+            f"the prompt {_shown(prompt)} has no variables, so the judge would never see the "
+            "output it grades; put {outputs} where the answer goes (and {inputs}, "
+            "{reference_outputs} or your own variables as needed)"
+        )
     return _Plan(
-        prompt=Template.parse(prompt) if isinstance(prompt, str) else prompt,
+        prompt=template,
         prompt_name=_prompt_name(prompt),
         optional=tuple(getattr(entry, "optional_variables", ())),
         schema=schema,
@@ -532,6 +545,12 @@ def _plan(
         validate=validate,
         custom=custom,
     )
+
+
+def _shown(prompt: PromptSource) -> str:
+    if isinstance(prompt, str):
+        return repr(prompt if len(prompt) <= 60 else prompt[:57] + "...")
+    return type(prompt).__name__
 
 
 def _is_number(value: Any) -> bool:

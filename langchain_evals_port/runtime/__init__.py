@@ -15,7 +15,7 @@ key, how well the evaluators agree with them.
 """
 
 from ._agreement import JudgedPair, agreement_by_key, ledger_agreement, pair_annotations
-from ._annotation import Annotation, AnnotationSubject, case_subject
+from ._annotation import Annotation, AnnotationConflictError, AnnotationSubject, case_subject
 from ._annotation_files import AnnotationImportError, import_annotations
 from ._config import (
     Binding,
@@ -62,6 +62,7 @@ from .ledger import (
 
 __all__ = [
     "Annotation",
+    "AnnotationConflictError",
     "AnnotationImportError",
     "AnnotationSubject",
     "Binding",

@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from langchain_evals_port.core._documents import DocumentError, read_yaml
 from langchain_evals_port.core.errors import EvalsError
 
 __all__ = [
@@ -455,18 +456,20 @@ def _read_file(path: Path) -> Mapping[str, Any]:
             str(path), f"unsupported file type {suffix or '(none)'!r}; use .yaml, .yml or .toml"
         )
     text = path.read_text(encoding="utf-8")
-    # Imported on first use and by name: PyYAML ships no type stubs, and tomli exists only
-    # where tomllib does not (Python 3.10).
     if suffix == ".toml":
+        # Imported by name: tomli exists only where tomllib does not (Python 3.10). TOML
+        # itself refuses a key given twice.
         toml = importlib.import_module("tomllib" if sys.version_info >= (3, 11) else "tomli")
-        parse, error = toml.loads, toml.TOMLDecodeError
+        try:
+            document = toml.loads(text)
+        except toml.TOMLDecodeError as exc:
+            raise ConfigurationError(str(path), f"cannot be parsed: {exc}") from exc
     else:
-        yaml = importlib.import_module("yaml")
-        parse, error = yaml.safe_load, yaml.YAMLError
-    try:
-        document = parse(text)
-    except error as exc:
-        raise ConfigurationError(str(path), f"cannot be parsed: {exc}") from exc
+        try:
+            document = read_yaml(text)
+        except DocumentError as error:
+            where = f"{path}, line {error.line}" if error.line else str(path)
+            raise ConfigurationError(where, str(error)) from None
     if document is None:
         return {}
     if not isinstance(document, Mapping):

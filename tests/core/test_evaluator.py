@@ -600,3 +600,71 @@ def test_eval_scope_fans_out_to_several_tracers():
     with eval_scope(first, second):
         ExactMatch()(outputs=1, reference_outputs=1)
     assert len(first.events) == len(second.events) == 2
+
+
+def test_numpy_bools_and_numbers_are_read_as_bools_and_numbers():
+    import numpy
+
+    cases = [
+        (numpy.bool_(True), True),
+        (numpy.bool_(False), False),
+        (numpy.int64(3), 3.0),
+        (numpy.float32(0.5), 0.5),
+        ((numpy.bool_(False), "too long"), False),
+        (Score(numpy.bool_(True), "ok"), True),
+        ({"score": numpy.int32(2)}, 2.0),
+    ]
+    for returned, score in cases:
+        result = Evaluator.from_function("r", "k", lambda *, outputs, v=returned: v).invoke(
+            {"outputs": "x"}
+        )
+        assert result.score == score
+        assert type(result.score) is type(score)  # a bool stays a pass/fail, not 1.0
+
+
+def test_a_function_s_return_annotation_says_whether_it_scores_numbers():
+    def as_float(*, outputs) -> float:
+        return 0.5
+
+    def as_int_or_none(*, outputs) -> int | None:
+        return 1
+
+    def as_tuple(*, outputs) -> tuple[float, str]:
+        return 0.5, "half"
+
+    def as_bool(*, outputs) -> bool:
+        return True
+
+    def unannotated(*, outputs):
+        return True
+
+    numeric = {f.__name__: evaluator(f).numeric_scores for f in (as_float, as_int_or_none)}
+    numeric |= {f.__name__: evaluator(f).numeric_scores for f in (as_tuple, as_bool, unannotated)}
+    assert numeric == {
+        "as_float": True,
+        "as_int_or_none": True,
+        "as_tuple": True,
+        "as_bool": False,
+        "unannotated": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("parameter", "meant"),
+    [("output", "outputs"), ("input", "inputs"), ("reference_output", "reference_outputs")],
+)
+def test_a_misspelt_standard_parameter_is_named_at_construction(parameter, meant):
+    namespace: dict[str, object] = {}
+    exec(f"def judge(*, {parameter}):\n    return True", namespace)
+    with pytest.raises(EvaluatorUsageError, match=f"'{parameter}'.*did you mean `{meant}`"):
+        evaluator(namespace["judge"])
+    # With a default it is a variable of that name, kept.
+    exec(f"def judge(*, {parameter}=None):\n    return True", namespace)
+    assert evaluator(namespace["judge"])(outputs="x")["score"] is True
+
+
+def test_an_empty_feedback_key_is_refused():
+    with pytest.raises(ValueError, match="feedback_key must name the results, got ''"):
+        evaluator(feedback_key="")(lambda *, outputs: True)
+    with pytest.raises(ValueError, match="feedback_key must name the results"):
+        ExactMatch(feedback_key=" ")

@@ -58,3 +58,22 @@ def test_case_annotations_pair_with_the_runs_results(location: str) -> None:
         (True, False): 1,
         (True, True): 1,
     }
+
+
+def test_experiments_whose_names_share_a_prefix_keep_their_annotations_apart(
+    location: str,
+) -> None:
+    # Joined, run "a:b" / case "c" and run "a" / case "b:c" are both "a:b:c:0": matched by
+    # prefix, each experiment counted the other's annotation as its own.
+    cases_a = Dataset.from_records([{"id": "b:c", "inputs": {"n": 1}, "reference_outputs": "2"}])
+    cases_ab = Dataset.from_records([{"id": "c", "inputs": {"n": 1}, "reference_outputs": "2"}])
+    run_experiment(_app, cases_a, [ExactMatch()], name="a", store=location)
+    run_experiment(_app, cases_ab, [ExactMatch()], name="a:b", store=location)
+    with ExperimentStore(location) as store:
+        store.annotate("a:b", "c", "exact_match", score=False, annotator="ana")
+
+        assert store.annotations("a") == []
+        [only] = store.annotations("a:b")
+        assert (only.experiment, only.case_id, only.trial) == ("a:b", "c", 0)
+        assert store.agreement("a") == {}
+        assert store.agreement("a:b")["exact_match"].n == 1

@@ -206,6 +206,62 @@ def test_a_bad_csv_row_is_named_by_file_and_line(tmp_path):
     assert (error.path, error.line) == (str(path), 4)
 
 
+DEEP_990 = '{"inputs": {"q": ' + "[" * 990 + "]" * 990 + "}}"
+DEEP_300 = '{"inputs": {"q": ' + "[" * 300 + "]" * 300 + "}}"
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "field", "problem"),
+    [
+        (  # json.loads keeps the last one, silently
+            '{"inputs": {"q": "a", "q": "b"}}',
+            "inputs.q",
+            "inputs.q: key 'q' given twice in one object (column 23)",
+        ),
+        ('{"inputs": "x", "inputs": "y"}', "inputs", "inputs: key 'inputs' given twice"),
+        (
+            '{"inputs": {"x": NaN}}',
+            "inputs.x",
+            "inputs.x: NaN is not a JSON number; write null or a finite number",
+        ),
+        ('{"inputs": [1, -Infinity]}', "inputs[1]", "inputs[1]: -Infinity is not a JSON number"),
+        ('{"inputs": 1e999}', "inputs", "inputs: the number 1e999 is too large to be finite"),
+        (
+            '{"inputs": {"n": ' + "7" * 5000 + "}}",
+            "inputs.n",
+            "inputs.n: an integer of 5000 digits; at most 4300",
+        ),
+        (DEEP_990, "inputs.q[0][0]…[0][0][0]", "inputs.q[0][0]…[0][0][0]: nested more than 100"),
+        (DEEP_300, "inputs.q[0][0]…[0][0][0]", "inputs.q[0][0]…[0][0][0]: nested more than 100"),
+    ],
+)
+def test_repeated_keys_nan_huge_numbers_and_deep_nesting_are_named_by_line_and_field(
+    tmp_path, bad_line, field, problem
+):
+    path = write(tmp_path / "qa.jsonl", '{"inputs": "a"}\n' + bad_line + "\n")
+    error = raised(Dataset.from_jsonl, path)
+    assert str(error).startswith(f"{path}, line 2: {problem}")
+    assert (error.path, error.line, error.field) == (str(path), 2, field)
+
+    # The same in a JSON file: the line is the document's own.
+    document = write(tmp_path / "qa.json", '{"cases": [\n  {"inputs": "a"},\n  ' + bad_line + "]}")
+    error = raised(Dataset.from_json, document)
+    assert (error.path, error.line) == (str(document), 3)
+    assert error.field is not None
+    assert error.field.startswith("cases[1].inputs")
+    assert error.field.endswith(field[-9:])
+
+
+def test_a_csv_cell_over_the_csv_module_s_limit_is_named_by_line_and_column(tmp_path):
+    long = "x" * 131_073
+    text = f'id,inputs.q,reference_outputs.a\n1,short,y\n2,"{long}",z\n'
+    error = raised(Dataset.from_csv, write(tmp_path / "qa.csv", text))
+    assert str(error).startswith(
+        f"{tmp_path / 'qa.csv'}, line 3: inputs.q: a cell of more than 131,072 characters"
+    )
+    assert (error.line, error.field) == (3, "inputs.q")
+
+
 def test_duplicate_ids_in_a_csv_file_name_both_lines(tmp_path):
     path = write(tmp_path / "qa.csv", "id,inputs\na,1\nb,2\n\na,3\n")
     error = raised(Dataset.from_csv, path)

@@ -259,3 +259,11 @@ def test_bad_settings_fail_at_construction(options: dict[str, object]) -> None:
 def test_the_sandbox_must_be_a_sandbox_runner() -> None:
     with pytest.raises(ValidationError, match="SandboxRunner"):
         ExecutionEvaluator(sandbox=object())
+
+
+@pytest.mark.parametrize("field", ["wall_seconds", "cpu_seconds"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_limits_refuse_a_time_that_is_not_a_finite_number(field, value):
+    # NaN compares false with everything, so "<= 0" let it through: a run with no limit.
+    with pytest.raises(ValueError, match=f"Limits.{field} must be a positive finite number"):
+        Limits(**{field: value})

@@ -277,9 +277,19 @@ def test_a_numeric_member_needs_the_mean_strategy():
     def half() -> float:
         return 0.5
 
-    # A function's scores are only known once it ran.
-    with pytest.raises(EvaluatorUsageError, match=r"needs true/false verdicts.*half scored 0\.5"):
-        JudgeEnsemble([half, non_empty]).evaluate(outputs="Paris")
+    # A function annotated to return a number is known to score numbers ...
+    with pytest.raises(ValueError, match=r"scores numbers.*use strategy='mean'"):
+        JudgeEnsemble([half, non_empty], strategy="unanimous")
+
+    @evaluator(feedback_key="correct")
+    def unannotated():  # type: ignore[no-untyped-def]
+        return 0.5
+
+    # ... one without an annotation only once it ran.
+    with pytest.raises(
+        EvaluatorUsageError, match=r"needs true/false verdicts.*unannotated scored 0\.5"
+    ):
+        JudgeEnsemble([unannotated, non_empty]).evaluate(outputs="Paris")
 
 
 def test_a_member_with_several_results_is_refused():

@@ -595,3 +595,26 @@ def test_a_catalog_prompt_names_the_key_unless_one_is_given():
     # OpenEvals' factory keeps OpenEvals' key.
     compat = create_llm_as_judge(prompt=prompts.CONCISENESS_PROMPT, judge=model)
     assert compat(inputs="q", outputs="a")["key"] == "score"
+
+
+@pytest.mark.parametrize(
+    "prompt", ["Is the answer correct?", ChatPromptTemplate.from_messages([("user", "Grade it")])]
+)
+def test_a_prompt_without_variables_is_refused_as_the_judge_would_never_see_the_output(prompt):
+    with pytest.raises(ValueError, match="has no variables, so the judge would never see"):
+        LLMJudge(prompt=prompt, model=ScriptedChatModel([]))
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"continuous": "yes"}, "continuous"),
+        ({"continuous": 1}, "continuous"),
+        ({"use_reasoning": "no"}, "use_reasoning"),
+        ({"feedback_key": ""}, "feedback_key"),
+        ({"feedback_key": "  "}, "feedback_key"),
+    ],
+)
+def test_a_flag_that_is_not_a_bool_or_an_empty_feedback_key_is_refused(options, field):
+    with pytest.raises(ValueError, match=field):
+        LLMJudge(prompt="Grade {outputs}", model=ScriptedChatModel([]), **options)

@@ -642,7 +642,44 @@ def test_a_file_that_cannot_be_parsed_is_an_error_naming_the_file(tmp_path, name
     path = write(tmp_path, name, text)
     with pytest.raises(ConfigurationError, match="cannot be parsed") as caught:
         EvaluationConfig.from_files(path)
-    assert caught.value.key_path == str(path)
+    assert caught.value.key_path in (str(path), f"{path}, line 1")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "problem"),
+    [
+        (  # PyYAML alone keeps the last 'a': the first binding was silently dropped
+            "evaluation:\n  evaluators:\n    quality:\n      agents:\n"
+            "        a: {sampling_ratio: 1.0}\n        a: {enabled: false}\n",
+            "line 6",
+            "evaluation.evaluators.quality.agents.a: key 'a' given twice in one mapping",
+        ),
+        (
+            "evaluation:\n  evaluators:\n    quality:\n      pass_threshold: .nan\n",
+            "line 4",
+            "evaluation.evaluators.quality.pass_threshold: .nan is not a finite number",
+        ),
+        (
+            "evaluation:\n  evaluators:\n    quality:\n      limit: -.inf\n",
+            "line 4",
+            "evaluation.evaluators.quality.limit: -.inf is not a finite number",
+        ),
+        (
+            "evaluation: {x: " + "[" * 300 + "]" * 300 + "}\n",
+            "line 1",
+            "evaluation.x[0][0]…[0][0][0]: nested more than 100 levels deep",
+        ),
+        ("evaluation: " + "[" * 990 + "]" * 990 + "\n", "line 1", "nested more than 100 levels"),
+    ],
+)
+def test_a_yaml_file_with_a_repeated_key_nan_or_deep_nesting_is_refused(
+    tmp_path, text, where, problem
+):
+    path = write(tmp_path, "application.yaml", text)
+    with pytest.raises(ConfigurationError) as caught:
+        EvaluationConfig.from_files(path)
+    assert caught.value.key_path == f"{path}, {where}"
+    assert str(caught.value).startswith(f"{path}, {where}: {problem}")
 
 
 def test_a_yaml_file_must_hold_a_mapping(tmp_path):

@@ -365,18 +365,20 @@ def test_a_missing_property_fails_the_evaluation_not_the_startup() -> None:
     assert "rubric: not set in the evaluator configuration" in record.result.reason
 
 
-def test_a_number_without_a_pass_threshold_is_a_failed_evaluation_naming_the_key() -> None:
-    """A function evaluator cannot say at startup that it scores with numbers; the first
-    number it returns without a threshold fails the evaluation rather than guess a verdict."""
+def test_a_function_annotated_to_return_a_number_needs_a_pass_threshold_at_startup() -> None:
+    """``-> int`` says the function scores with numbers: without a threshold the runtime
+    does not start (before, every evaluation of it failed later, one by one)."""
 
     @evaluator
     def length(outputs: str) -> int:
         return len(outputs)
 
-    record = evaluate_once("length", length)
-    assert record.outcome == "failed"
-    assert record.result.reason is not None
-    assert "pass_threshold" in record.result.reason
+    with pytest.raises(
+        EvaluatorUsageError,
+        match=r"evaluators\['length'\]: FunctionEvaluator scores with numbers, so a "
+        r"pass_threshold is needed",
+    ):
+        evaluate_once("length", length)
     # With a threshold the same number is a verdict.
     held = evaluate_once("length", Registration(length, pass_threshold=5))
     assert (held.outcome, held.passed, held.result.score, held.pass_threshold) == (
@@ -385,6 +387,21 @@ def test_a_number_without_a_pass_threshold_is_a_failed_evaluation_naming_the_key
         len("You asked: hi"),
         5.0,
     )
+
+
+def test_a_number_without_a_pass_threshold_is_a_failed_evaluation_naming_the_key() -> None:
+    """A function without a return annotation cannot say at startup that it scores with
+    numbers; the first number it returns without a threshold fails the evaluation rather
+    than guess a verdict."""
+
+    @evaluator
+    def length(outputs: str):  # type: ignore[no-untyped-def]
+        return len(outputs)
+
+    record = evaluate_once("length", length)
+    assert record.outcome == "failed"
+    assert record.result.reason is not None
+    assert "pass_threshold" in record.result.reason
 
 
 def test_failed_interactions_are_evaluated_only_when_configured() -> None:

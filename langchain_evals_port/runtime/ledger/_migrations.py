@@ -298,6 +298,26 @@ CREATE INDEX IF NOT EXISTS ledger_annotations_by_time
     ON ledger_annotations (created_at, annotation_id)
 """
 
+# A case annotation names its run by experiment, case id and trial, each a column: joined
+# into one subject id ("a:b:c:0"), run a:b / c and run a / b:c were the same, and a prefix
+# match for experiment "a" found the annotations of "a:b". An annotation stored before gets
+# the run whose whole joined id is its subject id, when exactly one run has it (the id is
+# never split); otherwise it has no run.
+_JOINED = "r.experiment || ':' || r.case_id || ':' || r.trial"
+_THE_RUN = f"FROM ledger_experiment_runs r WHERE {_JOINED} = ledger_annotations.subject_id"
+_ANNOTATION_RUNS = f"""
+ALTER TABLE ledger_annotations ADD COLUMN experiment text;
+ALTER TABLE ledger_annotations ADD COLUMN case_id text;
+ALTER TABLE ledger_annotations ADD COLUMN trial integer;
+UPDATE ledger_annotations SET
+    experiment = (SELECT r.experiment {_THE_RUN}),
+    case_id = (SELECT r.case_id {_THE_RUN}),
+    trial = (SELECT r.trial {_THE_RUN})
+WHERE subject_kind = 'case' AND (SELECT count(*) {_THE_RUN}) = 1;
+CREATE INDEX IF NOT EXISTS ledger_annotations_by_run
+    ON ledger_annotations (experiment, case_id, trial, feedback_key)
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "the table of applied versions",
@@ -319,4 +339,5 @@ MIGRATIONS: tuple[Migration, ...] = (
         fill_evaluation_columns=evaluation_summary,
     ),
     Migration("people's annotations of interactions and experiment cases", _ANNOTATIONS),
+    Migration("a case annotation's run as columns: experiment, case_id, trial", _ANNOTATION_RUNS),
 )

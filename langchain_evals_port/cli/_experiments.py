@@ -200,7 +200,8 @@ def _summarize(store: Any, result: Any, args: argparse.Namespace) -> None:
         if cache is not None and cache.hits + cache.misses
         else ""
     )
-    print(f"Experiment {result.name}: {len(result.runs)} runs{compared}{judged}")
+    complete = ": already complete, nothing run" if result.ran == 0 and result.runs else ""
+    print(f"Experiment {result.name}{complete}: {len(result.runs)} runs{compared}{judged}")
     print_summary(result, baseline=baseline)
     if args.report:
         for path in write_report(result, Path(args.report), baseline=baseline):

@@ -35,6 +35,7 @@ from langchain_core.caches import BaseCache
 from langchain_core.rate_limiters import BaseRateLimiter
 
 from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
+from langchain_evals_port.core._fingerprint import changed_fields, configuration_fingerprint
 from langchain_evals_port.core.errors import (
     EvaluatorUsageError,
     classify_failure,
@@ -92,8 +93,9 @@ T = TypeVar("T")
 
 class ExperimentMismatchError(EvaluatorUsageError):
     """An experiment of that name exists with another target, other cases, trials or
-    evaluators; resuming it would mix two experiments (choose another name, or ``rescore``
-    it)."""
+    evaluators, or an evaluator configured otherwise (another judge prompt, model, output
+    schema, threshold); resuming it would mix two experiments (choose another name, or
+    ``rescore`` it)."""
 
 
 async def arun_experiment(
@@ -139,7 +141,8 @@ async def arun_experiment(
 
     Raises:
         ExperimentMismatchError: ``name`` is an experiment of another target, other cases,
-            trials or evaluators.
+            trials or evaluators, or of an evaluator configured otherwise (its prompt,
+            model, output schema, thresholds: each evaluator's configuration is kept).
 
     Example:
         >>> import asyncio
@@ -169,6 +172,7 @@ async def arun_experiment(
             target_spec=target if isinstance(target, str) else None,
             evaluators=[ev.feedback_key for ev in checked],
             evaluators_spec=evaluators_spec,
+            evaluator_fingerprints=_fingerprints(checked),
             trials=trials,
             cases=len(cases),
             dataset=_fingerprint(cases),
@@ -268,6 +272,7 @@ async def arescore(
             target_spec=original.target_spec,
             evaluators=[ev.feedback_key for ev in checked],
             evaluators_spec=evaluators_spec,
+            evaluator_fingerprints=_fingerprints(checked),
             trials=original.trials,
             cases=original.cases,
             dataset=original.dataset,
@@ -620,6 +625,7 @@ async def _finished(
     """The experiment as stored (what this process ran, as it ran it), with how the judges'
     cache answered, uploaded if asked."""
     result = await asyncio.to_thread(store.load, name, known)
+    result = dataclasses.replace(result, ran=len(known))
     if counted is not None:
         use = JudgeCacheUse(hits=counted.hits, misses=counted.misses)
         result = dataclasses.replace(result, judge_cache=use)
@@ -675,6 +681,25 @@ def _check_same(stored: ExperimentInfo, wanted: ExperimentInfo) -> None:
             f"experiment {stored.name!r} exists with another {'; '.join(differences)}: "
             "give this run another name (or none, for the next free one)"
         )
+    before, after = stored.evaluator_fingerprints, wanted.evaluator_fingerprints
+    if before is None or after is None:
+        return  # an experiment of an earlier release kept no fingerprints
+    changed = [
+        f"evaluator {key!r} changed its {', '.join(changed_fields(before[key], after[key]))}"
+        for key in wanted.evaluators
+        if key in before and key in after and before[key] != after[key]
+    ]
+    if changed:
+        raise ExperimentMismatchError(
+            f"experiment {stored.name!r} was scored with other evaluators: {'; '.join(changed)}; "
+            "its stored results would be mixed with the new ones: give this run another name "
+            "(or none, for the next free one), or rescore the experiment with the new evaluators"
+        )
+
+
+def _fingerprints(evaluators: Sequence[Evaluator]) -> dict[str, dict[str, str]]:
+    """What each evaluator is configured with, by feedback key (``configuration_fingerprint``)."""
+    return {ev.feedback_key: configuration_fingerprint(ev) for ev in evaluators}
 
 
 def _check_options(name: object, store: object, progress: object) -> None:

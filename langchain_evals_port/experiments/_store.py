@@ -83,6 +83,9 @@ class ExperimentInfo(BaseModel):
             import it from there).
         evaluators: The evaluators' feedback keys.
         evaluators_spec: ``"module:ATTR"`` of the evaluator list, when given as one.
+        evaluator_fingerprints: Per feedback key, what its evaluator was configured with
+            (``configuration_fingerprint``): resuming the experiment with an evaluator
+            configured otherwise is refused. ``None`` for experiments of earlier releases.
         trials: Runs per case.
         cases: The number of cases.
         dataset: A fingerprint of the case ids, in order.
@@ -101,6 +104,7 @@ class ExperimentInfo(BaseModel):
     target_spec: str | None = None
     evaluators: list[str]
     evaluators_spec: str | None = None
+    evaluator_fingerprints: dict[str, dict[str, str]] | None = None
     trials: int
     cases: int
     dataset: str

@@ -251,3 +251,25 @@ def test_worker_options_of_the_ledger_are_refused_with_an_experiment(tmp_path: P
     done = cli(_folder(tmp_path), "worker", "--experiment", "x", "--config", "evals.yaml")
     assert done.returncode == 2
     assert "--config apply to a ledger's evaluations, not to --experiment" in done.stderr
+
+
+def test_a_finished_run_again_says_nothing_ran_and_a_changed_evaluator_is_refused(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(tmp_path)
+    stricter = (*RUN[:-1], "doubling:STRICTER", "--name", "gate")
+    assert cli(folder, *stricter).returncode == 0
+    calls = (folder / "calls.log").read_text()
+    again = cli(folder, *stricter)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("Experiment gate: already complete, nothing run: 8 runs")
+    # The evaluator `even` now judges otherwise: its stored verdicts must not pass for new ones.
+    module = folder / "doubling.py"
+    module.write_text(module.read_text().replace("% 2 == 0", "% 4 == 0"))
+    changed = cli(folder, *stricter)
+    assert changed.returncode == 2, changed.stdout + changed.stderr
+    assert "experiment 'gate' was scored with other evaluators: evaluator 'even' changed" in (
+        changed.stderr
+    )
+    assert "Traceback" not in changed.stderr
+    assert (folder / "calls.log").read_text() == calls

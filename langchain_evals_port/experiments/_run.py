@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import hashlib
 import logging
 import os
@@ -41,7 +42,7 @@ from langchain_evals_port.core.errors import (
     classify_failure,
     failure_reason,
 )
-from langchain_evals_port.judge import SqliteCache, judge_defaults
+from langchain_evals_port.judge import RefreshingCache, SqliteCache, judge_defaults
 from langchain_evals_port.judge._cache import CountingCache
 from langchain_evals_port.reporting._display import Progress
 
@@ -57,6 +58,7 @@ from ._upload import upload_to_langsmith as upload
 __all__ = [
     "CacheLike",
     "ExperimentMismatchError",
+    "JudgeCacheMode",
     "StoreLike",
     "arescore",
     "arun_experiment",
@@ -70,10 +72,16 @@ StoreLike: TypeAlias = "ExperimentStore | str | os.PathLike[str] | Literal[False
 ``postgresql://`` DSN), ``None`` for ``.langchain-evals/experiments.db``, or ``False`` for a
 store in a temporary folder that is deleted afterwards (nothing kept, nothing resumable)."""
 
-CacheLike: TypeAlias = "BaseCache | bool | None"
-"""The judges' cache: ``None`` or ``True`` for ``judge-cache.db`` beside a SQLite store (in
-``.langchain-evals/`` for a PostgreSQL one; none for ``store=False``), ``False`` for none, or
-any LangChain ``BaseCache``."""
+JudgeCacheMode: TypeAlias = Literal["use", "refresh", "off"]
+"""How judges use the default cache: ``"use"`` answers from it and stores new replies,
+``"refresh"`` asks the judges again and writes their replies over the old ones (so the next
+run answers with the new ones), ``"off"`` neither reads nor writes it."""
+
+CacheLike: TypeAlias = "BaseCache | JudgeCacheMode | bool | None"
+"""The judges' cache: ``None``, ``True`` or ``"use"`` for ``judge-cache.db`` beside a SQLite
+store (in ``.langchain-evals/`` for a PostgreSQL one; none for ``store=False``), ``"refresh"``
+for that file in refresh mode (``JudgeCacheMode``), ``False`` or ``"off"`` for none, or any
+LangChain ``BaseCache`` (``RefreshingCache(cache)`` refreshes it)."""
 
 EvaluatorsLike: TypeAlias = "Sequence[Evaluator] | str"
 """The evaluators of an experiment: a list, or ``"module:ATTR"`` naming one."""
@@ -129,8 +137,10 @@ async def arun_experiment(
         max_concurrency: Runs (target and its evaluators) at once in this process.
         store: Where the experiment is kept (see ``StoreLike``).
         cache: Where judges' model calls are answered from (see ``CacheLike``): by default
-            a persistent cache, so an unchanged re-run makes no judge calls. The target's
-            own model calls are never cached by it (give its model a ``cache`` for that).
+            a persistent cache, so an unchanged re-run makes no judge calls; ``"refresh"``
+            asks the judges again and replaces their cached replies, ``"off"`` (or
+            ``False``) leaves the cache alone. The target's own model calls are never
+            cached by it (give its model a ``cache`` for that).
         rate_limiter: A LangChain rate limiter (``InMemoryRateLimiter``) every judge model
             call waits for, unless the model has its own.
         upload_to_langsmith: Also send the experiment and its feedback to LangSmith
@@ -176,7 +186,8 @@ async def arun_experiment(
             trials=trials,
             cases=len(cases),
             dataset=_fingerprint(cases),
-            cached_judges=cache is not False,
+            cached_judges=_mode(cache) != "off",
+            judge_cache=_mode(cache),
         )
         runs = [(case, trial, None) for case in cases for trial in range(trials)]
         runner = _Runner(opened, experiment, runnable, checked, max_concurrency, progress)
@@ -277,7 +288,8 @@ async def arescore(
             cases=original.cases,
             dataset=original.dataset,
             rescored_from=source,
-            cached_judges=cache is not False,
+            cached_judges=_mode(cache) != "off",
+            judge_cache=_mode(cache),
         )
         runs = [(run.case, run.trial, run.run) for run in stored.runs]
         runner = _Runner(opened, experiment, None, checked, max_concurrency, progress)
@@ -337,7 +349,7 @@ async def awork_on(
     evaluators are imported from the ``"module:attr"`` names the experiment was started
     with (``langchain-evals worker --experiment NAME`` calls this). Judges answer from the
     default cache of this process's store (``CacheLike``) unless the experiment was started
-    with ``cache=False``."""
+    with ``cache=False``; in the mode it was started with (``JudgeCacheMode``)."""
     _check_options(name, store, progress)
     _check_count("max_concurrency", max_concurrency)
     if store is False:
@@ -355,7 +367,8 @@ async def awork_on(
         checked, _ = _evaluators(info.evaluators_spec)
         target = None if info.target_spec is None else Target(info.target_spec)
         runner = _Runner(opened, name, target, checked, max_concurrency, progress)
-        with _judging(opened, store, None if info.cached_judges else False, rate_limiter):
+        mode = info.judge_cache or ("use" if info.cached_judges else "off")
+        with _judging(opened, store, mode, rate_limiter):
             finished = await runner.run()
         return len(finished)
 
@@ -600,16 +613,15 @@ def _judging(
     """The judges' cache (counting its hits) and rate limiter for the block
     (``judge_defaults``)."""
     chosen: BaseCache | None
+    mode = _mode(cache)
     if isinstance(cache, BaseCache):
         chosen = cache
-    elif cache is False or (cache is None and store is False):
-        chosen = None
-    elif cache is None or cache is True:
-        chosen = SqliteCache(opened.cache_path)
+    elif mode == "off" or store is False:
+        chosen = None  # nothing kept: no persistent cache either
     else:
-        raise EvaluatorUsageError(
-            f"cache must be a LangChain BaseCache, True, False or None, got {cache!r}"
-        )
+        chosen = SqliteCache(opened.cache_path)
+        if mode == "refresh":
+            chosen = RefreshingCache(chosen)
     counting = None if chosen is None else CountingCache(chosen)
     with judge_defaults(cache=counting, rate_limiter=rate_limiter):
         yield counting
@@ -695,6 +707,22 @@ def _check_same(stored: ExperimentInfo, wanted: ExperimentInfo) -> None:
             "its stored results would be mixed with the new ones: give this run another name "
             "(or none, for the next free one), or rescore the experiment with the new evaluators"
         )
+
+
+def _mode(cache: object) -> JudgeCacheMode:
+    """The mode ``cache`` (a ``CacheLike``) stands for; a clear error for anything else."""
+    if cache is None or cache is True or cache == "use" or isinstance(cache, BaseCache):
+        return "use"
+    if cache is False or cache == "off":
+        return "off"
+    if cache == "refresh":
+        return "refresh"
+    close = difflib.get_close_matches(str(cache), ["use", "refresh", "off"], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise EvaluatorUsageError(
+        f"cache must be a LangChain BaseCache, 'use', 'refresh', 'off', True, False or None, "
+        f"got {cache!r}{hint}"
+    )
 
 
 def _fingerprints(evaluators: Sequence[Evaluator]) -> dict[str, dict[str, str]]:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.load import Serializable, load
 from pydantic import BaseModel, ConfigDict, Field
@@ -92,6 +92,8 @@ class ExperimentInfo(BaseModel):
         rescored_from: For a rescore, the experiment whose outputs it scored.
         cached_judges: Whether judges answer from a cache (``cache=False`` turns it off, for
             the workers that join too).
+        judge_cache: The judges' cache mode (``"use"``, ``"refresh"``, ``"off"``), which the
+            workers that join use too; ``None`` for experiments of earlier releases.
         created_at: When it was started.
     """
 
@@ -110,6 +112,7 @@ class ExperimentInfo(BaseModel):
     dataset: str
     rescored_from: str | None = None
     cached_judges: bool = True
+    judge_cache: Literal["use", "refresh", "off"] | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
 

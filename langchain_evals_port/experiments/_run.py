@@ -365,6 +365,13 @@ async def awork_on(
                 "evaluators='module:ATTR' (the command line always does)"
             )
         checked, _ = _evaluators(info.evaluators_spec)
+        changed = _changed_evaluators(info, _fingerprints(checked))
+        if changed:
+            raise ExperimentMismatchError(
+                f"experiment {name!r} was started with other evaluators than this worker "
+                f"imports from {info.evaluators_spec}: {changed}; deploy the evaluators it was "
+                "started with, or run the new ones as another experiment"
+            )
         target = None if info.target_spec is None else Target(info.target_spec)
         runner = _Runner(opened, name, target, checked, max_concurrency, progress)
         mode = info.judge_cache or ("use" if info.cached_judges else "off")
@@ -693,20 +700,28 @@ def _check_same(stored: ExperimentInfo, wanted: ExperimentInfo) -> None:
             f"experiment {stored.name!r} exists with another {'; '.join(differences)}: "
             "give this run another name (or none, for the next free one)"
         )
-    before, after = stored.evaluator_fingerprints, wanted.evaluator_fingerprints
-    if before is None or after is None:
-        return  # an experiment of an earlier release kept no fingerprints
-    changed = [
-        f"evaluator {key!r} changed its {', '.join(changed_fields(before[key], after[key]))}"
-        for key in wanted.evaluators
-        if key in before and key in after and before[key] != after[key]
-    ]
+    changed = _changed_evaluators(stored, wanted.evaluator_fingerprints)
     if changed:
         raise ExperimentMismatchError(
-            f"experiment {stored.name!r} was scored with other evaluators: {'; '.join(changed)}; "
-            "its stored results would be mixed with the new ones: give this run another name "
+            f"experiment {stored.name!r} was scored with other evaluators: {changed}; its "
+            "stored results would be mixed with the new ones: give this run another name "
             "(or none, for the next free one), or rescore the experiment with the new evaluators"
         )
+
+
+def _changed_evaluators(
+    stored: ExperimentInfo, fingerprints: dict[str, dict[str, str]] | None
+) -> str:
+    """How the evaluators of ``fingerprints`` differ from those ``stored`` was started with
+    (``"evaluator 'k' changed its prompt (… → …)"``), or ``""``."""
+    before = stored.evaluator_fingerprints
+    if before is None or fingerprints is None:
+        return ""  # an experiment of an earlier release kept no fingerprints
+    return "; ".join(
+        f"evaluator {key!r} changed its {', '.join(changed_fields(before[key], now))}"
+        for key, now in fingerprints.items()
+        if key in before and before[key] != now
+    )
 
 
 def _mode(cache: object) -> JudgeCacheMode:

@@ -272,6 +272,11 @@ def test_a_finished_run_again_says_nothing_ran_and_a_changed_evaluator_is_refuse
         changed.stderr
     )
     assert "Traceback" not in changed.stderr
+    # A worker deployed with the changed evaluator must not join it either.
+    worker = cli(folder, "worker", "--experiment", "gate")
+    assert worker.returncode == 2, worker.stdout + worker.stderr
+    assert "was started with other evaluators than this worker imports" in worker.stderr
+    assert "evaluator 'even' changed its fn" in worker.stderr
     assert (folder / "calls.log").read_text() == calls
 
 

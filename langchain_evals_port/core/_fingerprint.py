@@ -57,19 +57,22 @@ def configuration_fingerprint(evaluator: Evaluator) -> dict[str, str]:
 
     Example:
         >>> from langchain_evals_port import ExactMatch
-        >>> configuration_fingerprint(ExactMatch())["type"]
-        'langchain_evals_port.string._exact.ExactMatch'
+        >>> print(configuration_fingerprint(ExactMatch())["type"])
+        "langchain_evals_port.string._exact.ExactMatch"
     """
     return {name: _short(_text(value)) for name, value in _configuration(evaluator).items()}
 
 
 def changed_fields(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
-    """The fields two fingerprints differ in, each as ``name (old → new)`` (digests shortened)."""
+    """The fields two fingerprints differ in, each as ``name (old → new)``, or as its bare
+    name when a value is too long to show (kept as a digest)."""
     changed = []
     for name in sorted(before.keys() | after.keys()):
         old, new = before.get(name, "(none)"), after.get(name, "(none)")
-        if old != new:
-            changed.append(f"{name} ({_shown(old)} → {_shown(new)})")
+        if old == new:
+            continue
+        digest = old.startswith("sha256:") or new.startswith("sha256:")
+        changed.append(name if digest else f"{name} ({old} → {new})")
     return changed
 
 
@@ -169,7 +172,3 @@ def _short(text: str) -> str:
     if len(text) <= _SHORT:
         return text
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _shown(text: str) -> str:
-    return text[:15] + "…" if text.startswith("sha256:") else text

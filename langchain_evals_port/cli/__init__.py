@@ -5,7 +5,8 @@ online runtime's ``worker`` (``_worker``), which also shares an experiment's cas
 ``--experiment``, the web ``console`` (``_console``), an experiment's page as one HTML
 file (``report``: ``_report``), the evaluators' agreement with people's annotations
 (``agreement``: ``_agreement``) and the judge prompts measured against labelled cases
-(``calibrate``: ``_calibrate``). Each command imports what it needs when it runs, so
+(``calibrate``: ``_calibrate``) and the judges' cache file cleared (``cache clear``:
+``_cache``). Each command imports what it needs when it runs, so
 ``--help`` is fast.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 import langchain_evals_port
 
 from ._agreement import add_agreement, run_agreement
+from ._cache import add_cache, run_cache
 from ._calibrate import add_calibrate, run_calibrate
 from ._console import add_console, run_console
 from ._experiments import add_experiment_commands, run_command
@@ -43,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     add_report(commands)
     add_agreement(commands)
     add_calibrate(commands)
+    add_cache(commands)
     return parser
 
 
@@ -59,4 +62,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_agreement(args)
     if args.command == "calibrate":
         return run_calibrate(args)
+    if args.command == "cache":
+        return run_cache(args)
     return run_command(args)

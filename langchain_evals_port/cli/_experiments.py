@@ -93,8 +93,21 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--baseline", help="the experiment to compare with (default: the previous one)"
     )
-    parser.add_argument(
-        "--no-cache", action="store_true", help="ask the judges again rather than the cache"
+    caching = parser.add_mutually_exclusive_group()
+    caching.add_argument(
+        "--judge-cache",
+        choices=["use", "refresh", "off"],
+        default="use",
+        help="use: answer judges from their cache and keep new replies (default); refresh: "
+        "ask the judges again and write their replies over the cached ones; off: neither "
+        "read nor write the cache",
+    )
+    caching.add_argument(
+        "--no-cache",
+        dest="judge_cache",
+        action="store_const",
+        const="off",
+        help="the same as --judge-cache=off (the cached replies stay: use refresh to replace them)",
     )
 
 
@@ -153,7 +166,7 @@ def _run(args: argparse.Namespace) -> int:
                 trials=args.trials,
                 max_concurrency=args.concurrency,
                 store=store,
-                cache=False if args.no_cache else None,
+                cache=args.judge_cache,
             )
         )
         _summarize(store, result, args)
@@ -176,7 +189,7 @@ def _rescore(args: argparse.Namespace) -> int:
                 name=args.name,
                 max_concurrency=args.concurrency,
                 store=store,
-                cache=False if args.no_cache else None,
+                cache=args.judge_cache,
             )
         )
         args.baseline = args.baseline or args.experiment
@@ -200,7 +213,8 @@ def _summarize(store: Any, result: Any, args: argparse.Namespace) -> None:
         if cache is not None and cache.hits + cache.misses
         else ""
     )
-    print(f"Experiment {result.name}: {len(result.runs)} runs{compared}{judged}")
+    complete = ": already complete, nothing run" if result.ran == 0 and result.runs else ""
+    print(f"Experiment {result.name}{complete}: {len(result.runs)} runs{compared}{judged}")
     print_summary(result, baseline=baseline)
     if args.report:
         for path in write_report(result, Path(args.report), baseline=baseline):

@@ -42,6 +42,7 @@ from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._run import (
     CacheLike,
     ExperimentMismatchError,
+    JudgeCacheMode,
     StoreLike,
     arescore,
     arun_experiment,
@@ -73,6 +74,7 @@ __all__ = [
     "ExperimentResult",
     "ExperimentStore",
     "ExperimentSummary",
+    "JudgeCacheMode",
     "JudgeCacheUse",
     "LangSmithUploadError",
     "PairwiseCase",

@@ -38,13 +38,16 @@ class JudgeCacheUse:
 @dataclass(frozen=True, repr=False)
 class ExperimentResult:
     """Every run of an experiment, in dataset order (trials of a case together); how the
-    judges' cache answered (when there was one) and the experiment's address in LangSmith
-    (when it was uploaded)."""
+    judges' cache answered (when there was one), the experiment's address in LangSmith
+    (when it was uploaded) and, for a result of ``run_experiment`` or ``rescore``, how many
+    runs that call finished (``ran``: 0 when the experiment was already complete and
+    nothing ran; ``None`` for an experiment loaded from its store)."""
 
     name: str
     runs: tuple[CaseResult, ...]
     judge_cache: JudgeCacheUse | None = None
     langsmith_url: str | None = None
+    ran: int | None = None
 
     def __repr__(self) -> str:
         # Short: a notebook shows it, and asyncio formats a finished task's result.

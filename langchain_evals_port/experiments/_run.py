@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import hashlib
 import logging
 import os
@@ -35,13 +36,14 @@ from langchain_core.caches import BaseCache
 from langchain_core.rate_limiters import BaseRateLimiter
 
 from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
+from langchain_evals_port.core._fingerprint import changed_fields, configuration_fingerprint
 from langchain_evals_port.core._stops import stops_contained
 from langchain_evals_port.core.errors import (
     EvaluatorUsageError,
     classify_failure,
     failure_reason,
 )
-from langchain_evals_port.judge import SqliteCache, judge_defaults
+from langchain_evals_port.judge import RefreshingCache, SqliteCache, judge_defaults
 from langchain_evals_port.judge._cache import CountingCache
 from langchain_evals_port.reporting._display import Progress
 
@@ -57,6 +59,7 @@ from ._upload import upload_to_langsmith as upload
 __all__ = [
     "CacheLike",
     "ExperimentMismatchError",
+    "JudgeCacheMode",
     "StoreLike",
     "arescore",
     "arun_experiment",
@@ -70,10 +73,16 @@ StoreLike: TypeAlias = "ExperimentStore | str | os.PathLike[str] | Literal[False
 ``postgresql://`` DSN), ``None`` for ``.langchain-evals/experiments.db``, or ``False`` for a
 store in a temporary folder that is deleted afterwards (nothing kept, nothing resumable)."""
 
-CacheLike: TypeAlias = "BaseCache | bool | None"
-"""The judges' cache: ``None`` or ``True`` for ``judge-cache.db`` beside a SQLite store (in
-``.langchain-evals/`` for a PostgreSQL one; none for ``store=False``), ``False`` for none, or
-any LangChain ``BaseCache``."""
+JudgeCacheMode: TypeAlias = Literal["use", "refresh", "off"]
+"""How judges use the default cache: ``"use"`` answers from it and stores new replies,
+``"refresh"`` asks the judges again and writes their replies over the old ones (so the next
+run answers with the new ones), ``"off"`` neither reads nor writes it."""
+
+CacheLike: TypeAlias = "BaseCache | JudgeCacheMode | bool | None"
+"""The judges' cache: ``None``, ``True`` or ``"use"`` for ``judge-cache.db`` beside a SQLite
+store (in ``.langchain-evals/`` for a PostgreSQL one; none for ``store=False``), ``"refresh"``
+for that file in refresh mode (``JudgeCacheMode``), ``False`` or ``"off"`` for none, or any
+LangChain ``BaseCache`` (``RefreshingCache(cache)`` refreshes it)."""
 
 EvaluatorsLike: TypeAlias = "Sequence[Evaluator] | str"
 """The evaluators of an experiment: a list, or ``"module:ATTR"`` naming one."""
@@ -93,8 +102,9 @@ T = TypeVar("T")
 
 class ExperimentMismatchError(EvaluatorUsageError):
     """An experiment of that name exists with another target, other cases, trials or
-    evaluators; resuming it would mix two experiments (choose another name, or ``rescore``
-    it)."""
+    evaluators, or an evaluator configured otherwise (another judge prompt, model, output
+    schema, threshold); resuming it would mix two experiments (choose another name, or
+    ``rescore`` it)."""
 
 
 async def arun_experiment(
@@ -128,8 +138,10 @@ async def arun_experiment(
         max_concurrency: Runs (target and its evaluators) at once in this process.
         store: Where the experiment is kept (see ``StoreLike``).
         cache: Where judges' model calls are answered from (see ``CacheLike``): by default
-            a persistent cache, so an unchanged re-run makes no judge calls. The target's
-            own model calls are never cached by it (give its model a ``cache`` for that).
+            a persistent cache, so an unchanged re-run makes no judge calls; ``"refresh"``
+            asks the judges again and replaces their cached replies, ``"off"`` (or
+            ``False``) leaves the cache alone. The target's own model calls are never
+            cached by it (give its model a ``cache`` for that).
         rate_limiter: A LangChain rate limiter (``InMemoryRateLimiter``) every judge model
             call waits for, unless the model has its own.
         upload_to_langsmith: Also send the experiment and its feedback to LangSmith
@@ -140,7 +152,8 @@ async def arun_experiment(
 
     Raises:
         ExperimentMismatchError: ``name`` is an experiment of another target, other cases,
-            trials or evaluators.
+            trials or evaluators, or of an evaluator configured otherwise (its prompt,
+            model, output schema, thresholds: each evaluator's configuration is kept).
 
     Example:
         >>> import asyncio
@@ -170,10 +183,12 @@ async def arun_experiment(
             target_spec=target if isinstance(target, str) else None,
             evaluators=[ev.feedback_key for ev in checked],
             evaluators_spec=evaluators_spec,
+            evaluator_fingerprints=_fingerprints(checked),
             trials=trials,
             cases=len(cases),
             dataset=_fingerprint(cases),
-            cached_judges=cache is not False,
+            cached_judges=_mode(cache) != "off",
+            judge_cache=_mode(cache),
         )
         runs = [(case, trial, None) for case in cases for trial in range(trials)]
         runner = _Runner(opened, experiment, runnable, checked, max_concurrency, progress)
@@ -269,11 +284,13 @@ async def arescore(
             target_spec=original.target_spec,
             evaluators=[ev.feedback_key for ev in checked],
             evaluators_spec=evaluators_spec,
+            evaluator_fingerprints=_fingerprints(checked),
             trials=original.trials,
             cases=original.cases,
             dataset=original.dataset,
             rescored_from=source,
-            cached_judges=cache is not False,
+            cached_judges=_mode(cache) != "off",
+            judge_cache=_mode(cache),
         )
         runs = [(run.case, run.trial, run.run) for run in stored.runs]
         runner = _Runner(opened, experiment, None, checked, max_concurrency, progress)
@@ -333,7 +350,7 @@ async def awork_on(
     evaluators are imported from the ``"module:attr"`` names the experiment was started
     with (``langchain-evals worker --experiment NAME`` calls this). Judges answer from the
     default cache of this process's store (``CacheLike``) unless the experiment was started
-    with ``cache=False``."""
+    with ``cache=False``; in the mode it was started with (``JudgeCacheMode``)."""
     _check_options(name, store, progress)
     _check_count("max_concurrency", max_concurrency)
     if store is False:
@@ -349,9 +366,17 @@ async def awork_on(
                 "evaluators='module:ATTR' (the command line always does)"
             )
         checked, _ = _evaluators(info.evaluators_spec)
+        changed = _changed_evaluators(info, _fingerprints(checked))
+        if changed:
+            raise ExperimentMismatchError(
+                f"experiment {name!r} was started with other evaluators than this worker "
+                f"imports from {info.evaluators_spec}: {changed}; deploy the evaluators it was "
+                "started with, or run the new ones as another experiment"
+            )
         target = None if info.target_spec is None else Target(info.target_spec)
         runner = _Runner(opened, name, target, checked, max_concurrency, progress)
-        with _judging(opened, store, None if info.cached_judges else False, rate_limiter):
+        mode = info.judge_cache or ("use" if info.cached_judges else "off")
+        with _judging(opened, store, mode, rate_limiter):
             finished = await runner.run()
         return len(finished)
 
@@ -618,16 +643,15 @@ def _judging(
     """The judges' cache (counting its hits) and rate limiter for the block
     (``judge_defaults``)."""
     chosen: BaseCache | None
+    mode = _mode(cache)
     if isinstance(cache, BaseCache):
         chosen = cache
-    elif cache is False or (cache is None and store is False):
-        chosen = None
-    elif cache is None or cache is True:
-        chosen = SqliteCache(opened.cache_path)
+    elif mode == "off" or store is False:
+        chosen = None  # nothing kept: no persistent cache either
     else:
-        raise EvaluatorUsageError(
-            f"cache must be a LangChain BaseCache, True, False or None, got {cache!r}"
-        )
+        chosen = SqliteCache(opened.cache_path)
+        if mode == "refresh":
+            chosen = RefreshingCache(chosen)
     counting = None if chosen is None else CountingCache(chosen)
     with judge_defaults(cache=counting, rate_limiter=rate_limiter):
         yield counting
@@ -643,6 +667,7 @@ async def _finished(
     """The experiment as stored (what this process ran, as it ran it), with how the judges'
     cache answered, uploaded if asked."""
     result = await asyncio.to_thread(store.load, name, known)
+    result = dataclasses.replace(result, ran=len(known))
     if counted is not None:
         use = JudgeCacheUse(hits=counted.hits, misses=counted.misses)
         result = dataclasses.replace(result, judge_cache=use)
@@ -698,6 +723,49 @@ def _check_same(stored: ExperimentInfo, wanted: ExperimentInfo) -> None:
             f"experiment {stored.name!r} exists with another {'; '.join(differences)}: "
             "give this run another name (or none, for the next free one)"
         )
+    changed = _changed_evaluators(stored, wanted.evaluator_fingerprints)
+    if changed:
+        raise ExperimentMismatchError(
+            f"experiment {stored.name!r} was scored with other evaluators: {changed}; its "
+            "stored results would be mixed with the new ones: give this run another name "
+            "(or none, for the next free one), or rescore the experiment with the new evaluators"
+        )
+
+
+def _changed_evaluators(
+    stored: ExperimentInfo, fingerprints: dict[str, dict[str, str]] | None
+) -> str:
+    """How the evaluators of ``fingerprints`` differ from those ``stored`` was started with
+    (``"evaluator 'k' changed its prompt (… → …)"``), or ``""``."""
+    before = stored.evaluator_fingerprints
+    if before is None or fingerprints is None:
+        return ""  # an experiment of an earlier release kept no fingerprints
+    return "; ".join(
+        f"evaluator {key!r} changed its {', '.join(changed_fields(before[key], now))}"
+        for key, now in fingerprints.items()
+        if key in before and before[key] != now
+    )
+
+
+def _mode(cache: object) -> JudgeCacheMode:
+    """The mode ``cache`` (a ``CacheLike``) stands for; a clear error for anything else."""
+    if cache is None or cache is True or cache == "use" or isinstance(cache, BaseCache):
+        return "use"
+    if cache is False or cache == "off":
+        return "off"
+    if cache == "refresh":
+        return "refresh"
+    close = difflib.get_close_matches(str(cache), ["use", "refresh", "off"], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise EvaluatorUsageError(
+        f"cache must be a LangChain BaseCache, 'use', 'refresh', 'off', True, False or None, "
+        f"got {cache!r}{hint}"
+    )
+
+
+def _fingerprints(evaluators: Sequence[Evaluator]) -> dict[str, dict[str, str]]:
+    """What each evaluator is configured with, by feedback key (``configuration_fingerprint``)."""
+    return {ev.feedback_key: configuration_fingerprint(ev) for ev in evaluators}
 
 
 def _check_options(name: object, store: object, progress: object) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.load import Serializable, load
 from pydantic import BaseModel, ConfigDict, Field
@@ -83,12 +83,17 @@ class ExperimentInfo(BaseModel):
             import it from there).
         evaluators: The evaluators' feedback keys.
         evaluators_spec: ``"module:ATTR"`` of the evaluator list, when given as one.
+        evaluator_fingerprints: Per feedback key, what its evaluator was configured with
+            (``configuration_fingerprint``): resuming the experiment with an evaluator
+            configured otherwise is refused. ``None`` for experiments of earlier releases.
         trials: Runs per case.
         cases: The number of cases.
         dataset: A fingerprint of the case ids, in order.
         rescored_from: For a rescore, the experiment whose outputs it scored.
         cached_judges: Whether judges answer from a cache (``cache=False`` turns it off, for
             the workers that join too).
+        judge_cache: The judges' cache mode (``"use"``, ``"refresh"``, ``"off"``), which the
+            workers that join use too; ``None`` for experiments of earlier releases.
         created_at: When it was started.
     """
 
@@ -101,11 +106,13 @@ class ExperimentInfo(BaseModel):
     target_spec: str | None = None
     evaluators: list[str]
     evaluators_spec: str | None = None
+    evaluator_fingerprints: dict[str, dict[str, str]] | None = None
     trials: int
     cases: int
     dataset: str
     rescored_from: str | None = None
     cached_judges: bool = True
+    judge_cache: Literal["use", "refresh", "off"] | None = None
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
 

@@ -8,7 +8,9 @@ before the score), validates it, repairs an invalid reply once, and otherwise fa
 ``PairwiseLLMJudge`` says which of two outputs for the same input is better, asking twice
 with the outputs swapped; an answer that changes with the order is ``inconclusive``.
 
-``SqliteCache`` keeps judge replies in a SQLite file (a LangChain ``BaseCache``);
+``SqliteCache`` keeps judge replies in a SQLite file (a LangChain ``BaseCache``), each
+labelled with its judge and prompt so they can be cleared by either; ``RefreshingCache``
+asks the model again and writes the new replies over the old;
 ``LLMJudge(cache=...)`` or ``with_cache(model, cache)`` puts it in front of a judge model, so
 an unchanged re-run makes no model calls. ``judge_defaults(cache=..., rate_limiter=...)``
 does so for every judge model called in a block, also those of judges built inside other
@@ -18,7 +20,7 @@ evaluators, and leaves the application's model calls alone.
 from langchain_evals_port.core.errors import JudgeOutputError
 
 from ._attachments import Attachment
-from ._cache import SqliteCache
+from ._cache import RefreshingCache, SqliteCache
 from ._defaults import judge_defaults
 from ._ensemble import JudgeEnsemble
 from ._judge import LLMJudge
@@ -36,6 +38,7 @@ __all__ = [
     "LLMJudge",
     "PairwiseLLMJudge",
     "PromptSource",
+    "RefreshingCache",
     "SqliteCache",
     "StructuredOutputMode",
     "default_judge_configured",

@@ -9,6 +9,11 @@ SHA-256 of the two, so a long prompt costs 32 bytes of key. A judge adds what La
 key misses: the JSON schema of an output schema class (``OutputSchemaKeyedCache``) and the
 number of a repeated sample (``SampleKeyedCache``).
 
+Each entry is labelled with the judge that stored it (its feedback key) and its prompt
+template (``labelled``, which ``LLMJudge`` sets around its model calls), so ``remove`` can
+clear one judge's or one prompt's entries; ``RefreshingCache`` asks the model every time and
+writes the new replies over the old ones.
+
 Replies are stored with langchain-core's own serialization (``dumpd``) and read back with
 ``load`` restricted to generation and AI-message classes, so an entry can never build
 anything else. A reply that would not read back the same, and an empty one (no content and
@@ -58,7 +63,7 @@ from langchain_core.utils.function_calling import convert_to_json_schema
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
 from langchain_evals_port.core._sqlite import switch_to_wal
 
-__all__ = ["SqliteCache"]
+__all__ = ["CacheLabels", "RefreshingCache", "SqliteCache", "labelled"]
 
 _TABLE = "llm_cache_v1"
 
@@ -141,8 +146,17 @@ class SqliteCache(BaseCache):
         switch_to_wal(db, busy_timeout)
         db.execute(
             f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-            "(key BLOB PRIMARY KEY, generations TEXT NOT NULL) WITHOUT ROWID"
+            "(key BLOB PRIMARY KEY, generations TEXT NOT NULL, judge TEXT, prompt TEXT) "
+            "WITHOUT ROWID"
         )
+        columns = {row[1] for row in db.execute(f"PRAGMA table_info({_TABLE})")}
+        for column in ("judge", "prompt"):
+            if column not in columns:  # a file of an earlier release: its entries unlabelled
+                try:
+                    db.execute(f"ALTER TABLE {_TABLE} ADD COLUMN {column} TEXT")
+                except sqlite3.OperationalError as error:
+                    if "duplicate column" not in str(error):  # another process added it
+                        raise
 
     def __repr__(self) -> str:
         return f"SqliteCache({str(self.path)!r})"
@@ -172,7 +186,8 @@ class SqliteCache(BaseCache):
         """
         key = _key(prompt, llm_string)
         with self._file.changed:
-            text = self._file.pending.get(key)
+            entry = self._file.pending.get(key)
+        text = None if entry is None else entry[0]
         if text is None:
             row = (
                 self._db()
@@ -204,7 +219,7 @@ class SqliteCache(BaseCache):
         """
         text = self._storable(return_val)
         if text is not None:
-            self._store({_key(prompt, llm_string): text})
+            self._store({_key(prompt, llm_string): _entry(text)})
 
     async def alookup(self, prompt: str, llm_string: str) -> list[Generation] | None:
         """``lookup``, in place: a read of one key never waits for a writer."""
@@ -217,7 +232,7 @@ class SqliteCache(BaseCache):
         if text is None:
             return
         with self._file.changed:
-            self._file.pending[_key(prompt, llm_string)] = text
+            self._file.pending[_key(prompt, llm_string)] = _entry(text)
             if self._file.writer is None or not self._file.writer.is_alive():
                 self._file.writer = threading.Thread(
                     target=self._write_pending, name="SqliteCache writer", daemon=True
@@ -243,8 +258,8 @@ class SqliteCache(BaseCache):
                     return
             self._store(batch)
             with self._file.changed:
-                for key, text in batch.items():
-                    if self._file.pending.get(key) is text:
+                for key, entry in batch.items():
+                    if self._file.pending.get(key) is entry:
                         del self._file.pending[key]
                 self._file.changed.notify_all()
 
@@ -265,7 +280,7 @@ class SqliteCache(BaseCache):
             return None
         return text
 
-    def _store(self, entries: dict[bytes, str]) -> None:
+    def _store(self, entries: dict[bytes, _Entry]) -> None:
         """Write ``entries`` in one transaction; a file busy past ``busy_timeout`` is a
         warning (a cache must not fail a model call that succeeded)."""
         db = self._db()
@@ -273,8 +288,9 @@ class SqliteCache(BaseCache):
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany(
-                    f"INSERT OR REPLACE INTO {_TABLE} (key, generations) VALUES (?, ?)",
-                    list(entries.items()),
+                    f"INSERT OR REPLACE INTO {_TABLE} (key, generations, judge, prompt) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(key, *entry) for key, entry in entries.items()],
                 )
             except BaseException:
                 db.execute("ROLLBACK")
@@ -290,14 +306,132 @@ class SqliteCache(BaseCache):
             )
 
     def clear(self, **kwargs: Any) -> None:
-        """Remove every entry (of every process using the file)."""
-        if kwargs:
+        """Remove every entry (of every process using the file), or with ``judge=`` and/or
+        ``prompt=`` those ``remove`` removes."""
+        unknown = sorted(kwargs.keys() - {"judge", "prompt"})
+        if unknown:
             raise TypeError(
-                f"SqliteCache.clear() removes every entry and takes no arguments, got "
-                f"{sorted(kwargs)}"
+                f"SqliteCache.clear() takes judge= and prompt= (or nothing, to remove every "
+                f"entry), got {unknown}"
             )
+        if kwargs:
+            self.remove(**kwargs)
+            return
         self.flush()
         self._db().execute(f"DELETE FROM {_TABLE}")
+
+    def remove(self, *, judge: str | None = None, prompt: str | None = None) -> int:
+        """Remove the entries stored by the judge with feedback key ``judge`` and/or whose
+        prompt template contains ``prompt`` (both: the entries of both); how many.
+
+        Entries of an earlier release, and of models called outside a judge, carry no
+        labels: only ``clear()`` removes them.
+        """
+        if judge is None and prompt is None:
+            raise TypeError("SqliteCache.remove() needs judge= or prompt= (clear() removes all)")
+        conditions, values = [], []
+        if judge is not None:
+            conditions.append("judge = ?")
+            values.append(judge)
+        if prompt is not None:
+            conditions.append("instr(prompt, ?) > 0")
+            values.append(prompt)
+        self.flush()
+        cursor = self._db().execute(
+            f"DELETE FROM {_TABLE} WHERE {' AND '.join(conditions)}", values
+        )
+        return cursor.rowcount
+
+    def judges(self) -> dict[str, int]:
+        """The judges (feedback keys) with entries in the file, with how many each."""
+        self.flush()
+        rows = self._db().execute(
+            f"SELECT judge, count(*) FROM {_TABLE} WHERE judge IS NOT NULL GROUP BY judge "
+            "ORDER BY judge"
+        )
+        return dict(rows)
+
+
+class RefreshingCache(BaseCache):
+    """``cache`` in refresh mode: every lookup misses, so each call goes to the model, and
+    its reply is written over the entry it replaces (``--judge-cache=refresh``; a normal run
+    afterwards answers with the new replies).
+
+    Example:
+        >>> from langchain_core.caches import InMemoryCache
+        >>> from langchain_core.outputs import Generation
+        >>> kept = InMemoryCache()
+        >>> kept.update("prompt", "model", [Generation(text="old")])
+        >>> refreshing = RefreshingCache(kept)
+        >>> refreshing.lookup("prompt", "model") is None
+        True
+        >>> refreshing.update("prompt", "model", [Generation(text="new")])
+        >>> kept.lookup("prompt", "model")
+        [Generation(text='new')]
+    """
+
+    def __init__(self, cache: BaseCache) -> None:
+        self.cache = cache
+
+    def __repr__(self) -> str:
+        return f"RefreshingCache({self.cache!r})"
+
+    def lookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """Nothing: the model is asked again."""
+        return None
+
+    def update(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """Write the new reply over the old one in the wrapped cache."""
+        self.cache.update(prompt, llm_string, return_val)
+
+    def clear(self, **kwargs: Any) -> None:
+        """Clear the wrapped cache."""
+        self.cache.clear(**kwargs)
+
+    async def alookup(self, prompt: str, llm_string: str) -> Sequence[Generation] | None:
+        """Nothing: the model is asked again."""
+        return None
+
+    async def aupdate(self, prompt: str, llm_string: str, return_val: Sequence[Generation]) -> None:
+        """The wrapped cache's ``aupdate``."""
+        await self.cache.aupdate(prompt, llm_string, return_val)
+
+    async def aclear(self, **kwargs: Any) -> None:
+        """The wrapped cache's ``aclear``."""
+        await self.cache.aclear(**kwargs)
+
+
+@dataclass(frozen=True)
+class CacheLabels:
+    """What an entry is labelled with: the feedback key of the judge that stored it and its
+    prompt template (a catalog prompt's text, a template string, a chat prompt's
+    ``pretty_repr``, or a prompt function's qualified name)."""
+
+    judge: str | None
+    prompt: str | None
+
+
+# The labels of the judge whose model calls run here (None outside a judge's call).
+_labels: ContextVar[CacheLabels | None] = ContextVar("judge_cache_labels", default=None)
+
+
+@contextmanager
+def labelled(labels: CacheLabels | None) -> Iterator[None]:
+    """Label what a ``SqliteCache`` stores during the block with ``labels``."""
+    token = _labels.set(labels)
+    try:
+        yield
+    finally:
+        _labels.reset(token)
+
+
+_Entry = tuple[str, str | None, str | None]
+"""An entry as stored: the replies' text, the judge's key and the prompt (labels)."""
+
+
+def _entry(text: str) -> _Entry:
+    labels = _labels.get()
+    return (text, None, None) if labels is None else (text, labels.judge, labels.prompt)
 
 
 class _KeySuffixCache(BaseCache):
@@ -429,7 +563,7 @@ class _File:
     sees them too), and that thread."""
 
     def __init__(self) -> None:
-        self.pending: dict[bytes, str] = {}
+        self.pending: dict[bytes, _Entry] = {}
         self.changed = threading.Condition()
         self.writer: threading.Thread | None = None
 

@@ -22,6 +22,7 @@ from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorInputError, EvaluatorUsageError
 from langchain_evals_port.prompts import PromptText
 
+from ._cache import CacheLabels
 from ._defaults import current_defaults, judge_model
 from ._ensemble import Vote, decide
 from ._model import (
@@ -66,6 +67,7 @@ class _Plan:
     schema_json: dict[str, Any]
     validate: Validator
     custom: bool
+    cache_label: str
 
 
 class LLMJudge(Evaluator):
@@ -239,25 +241,25 @@ class LLMJudge(Evaluator):
         started = time.perf_counter()
         if self.samples > 1:
             return self._sampled(request, config, started)
-        conversation, model = self._conversation(request)
-        return self._to_score(run_sync(conversation, config), model, started)
+        conversation, model, labels = self._conversation(request)
+        return self._to_score(run_sync(conversation, config, labels), model, started)
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> Score:
         self._check_scorable()
         started = time.perf_counter()
         if self.samples > 1:
             return await self._asampled(request, config, started)
-        conversation, model = self._conversation(request)
-        return self._to_score(await run_async(conversation, config), model, started)
+        conversation, model, labels = self._conversation(request)
+        return self._to_score(await run_async(conversation, config, labels), model, started)
 
     def _sampled(self, request: EvalRequest, config: RunnableConfig, started: float) -> Score:
-        asks = self._conversations(request)
+        asks, labels = self._conversations(request)
 
         def sample(index: int) -> Vote:
             conversation, judge = asks[index]
             began = time.perf_counter()
             try:
-                reply = run_sync(conversation, config)
+                reply = run_sync(conversation, config, labels)
             except (EvaluatorInputError, EvaluatorUsageError):
                 raise
             except Exception as error:
@@ -271,13 +273,13 @@ class LLMJudge(Evaluator):
     async def _asampled(
         self, request: EvalRequest, config: RunnableConfig, started: float
     ) -> Score:
-        asks = self._conversations(request)
+        asks, labels = self._conversations(request)
 
         async def sample(index: int) -> Vote:
             conversation, judge = asks[index]
             began = time.perf_counter()
             try:
-                reply = await run_async(conversation, config)
+                reply = await run_async(conversation, config, labels)
             except (EvaluatorInputError, EvaluatorUsageError):
                 raise
             except Exception as error:
@@ -346,8 +348,8 @@ class LLMJudge(Evaluator):
         request = EvalRequest.of(
             inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
         )
-        conversation, _ = self._conversation(request)
-        return run_sync(conversation, ensure_config()).parsed
+        conversation, _, labels = self._conversation(request)
+        return run_sync(conversation, ensure_config(), labels).parsed
 
     async def aevaluate_raw(
         self,
@@ -361,8 +363,8 @@ class LLMJudge(Evaluator):
         request = EvalRequest.of(
             inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
         )
-        conversation, _ = self._conversation(request)
-        return (await run_async(conversation, ensure_config())).parsed
+        conversation, _, labels = self._conversation(request)
+        return (await run_async(conversation, ensure_config(), labels)).parsed
 
     def _check_scorable(self) -> None:
         # Checked before the model is called: a schema without a score cannot be scored.
@@ -378,16 +380,28 @@ class LLMJudge(Evaluator):
         values (the base judge passes the request through)."""
         return request
 
-    def _conversation(self, request: EvalRequest) -> tuple[Conversation, ResolvedJudge]:
+    def _conversation(
+        self, request: EvalRequest
+    ) -> tuple[Conversation, ResolvedJudge, CacheLabels]:
+        """The conversation with the judge's model, the judge, and the labels its cache
+        entries carry (this judge's key, the prompt rendered)."""
         judge = self._judge()
-        return self._ask(*self._messages(request), judge), judge
+        messages, plan = self._messages(request)
+        return self._ask(messages, plan, judge), judge, self._cache_labels(plan)
 
-    def _conversations(self, request: EvalRequest) -> list[tuple[Conversation, ResolvedJudge]]:
-        """One conversation per sample, each with its own judge (see ``_judge``)."""
+    def _conversations(
+        self, request: EvalRequest
+    ) -> tuple[list[tuple[Conversation, ResolvedJudge]], CacheLabels]:
+        """One conversation per sample, each with its own judge (see ``_judge``), and the
+        labels of their cache entries."""
         first = self._judge()
         messages, plan = self._messages(request)
         judges = [first, *self._sample_judges(first)]
-        return [(self._ask(messages, plan, judge), judge) for judge in judges]
+        asks = [(self._ask(messages, plan, judge), judge) for judge in judges]
+        return asks, self._cache_labels(plan)
+
+    def _cache_labels(self, plan: _Plan) -> CacheLabels:
+        return CacheLabels(judge=self.feedback_key, prompt=plan.cache_label)
 
     def _messages(self, request: EvalRequest) -> tuple[list[BaseMessage], _Plan]:
         """The prompt's messages for ``request``, and the plan they were rendered with."""
@@ -506,6 +520,16 @@ class LLMJudge(Evaluator):
         return None
 
 
+def _cache_label(prompt: PromptSource) -> str:
+    """How the judge cache labels a prompt: its text, a chat prompt's ``pretty_repr``, a
+    prompt function's qualified name."""
+    if isinstance(prompt, str):
+        return str(prompt)
+    if isinstance(prompt, ChatPromptTemplate):
+        return prompt.pretty_repr()
+    return f"{getattr(prompt, '__module__', '?')}.{getattr(prompt, '__qualname__', repr(prompt))}"
+
+
 def _plan(
     prompt: PromptSource,
     schema: Any,
@@ -544,6 +568,7 @@ def _plan(
         schema_json=schema_json,
         validate=validate,
         custom=custom,
+        cache_label=_cache_label(prompt),
     )
 
 

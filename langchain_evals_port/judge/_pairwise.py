@@ -200,12 +200,12 @@ class PairwiseLLMJudge(Evaluator):
         return self._decide(replies, started)
 
     def _ask(self, shown: EvalRequest, config: RunnableConfig) -> tuple[JudgeReply, str]:
-        conversation, judge = self._asker._conversation(shown)
-        return run_sync(conversation, config), judge.name
+        conversation, judge, labels = self._asker._conversation(shown)
+        return run_sync(conversation, config, labels), judge.name
 
     async def _aask(self, shown: EvalRequest, config: RunnableConfig) -> tuple[JudgeReply, str]:
-        conversation, judge = self._asker._conversation(shown)
-        return await run_async(conversation, config), judge.name
+        conversation, judge, labels = self._asker._conversation(shown)
+        return await run_async(conversation, config, labels), judge.name
 
     def _decide(self, replies: list[tuple[JudgeReply, str]], started: float) -> Score:
         (given, model_name), (swapped, _) = replies

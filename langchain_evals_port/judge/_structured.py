@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from langchain_evals_port.core.errors import EvaluationFailure, JudgeOutputError
 
-from ._cache import astore, held_writes, store
+from ._cache import CacheLabels, astore, held_writes, labelled, store
 from ._model import ResolvedJudge
 
 T = TypeVar("T")
@@ -160,46 +160,56 @@ def _prompted(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def run_sync(conversation: Generator[ModelCall, Any, T], config: RunnableConfig) -> T:
+def run_sync(
+    conversation: Generator[ModelCall, Any, T],
+    config: RunnableConfig,
+    labels: CacheLabels | None = None,
+) -> T:
     """Drive a conversation with ``invoke``.
 
     Every model call a judge makes goes through here or ``run_async``. What the judge's
     cache is asked to store during the conversation is held back (``AcceptedRepliesCache``)
     and stored only when the conversation ends with a reply it accepts, so a re-run replays
     it whole (repairs included), while one that ends in an error leaves nothing behind to
-    fail the same way again.
+    fail the same way again. Stored entries carry ``labels`` (the judge and its prompt).
     """
-    with held_writes() as held:
-        try:
-            call = next(conversation)
-            while True:
-                try:
-                    answer = call.runnable.invoke(call.messages, config)
-                except Exception as error:
-                    call = conversation.throw(error)
-                else:
-                    call = conversation.send(answer)
-        except StopIteration as done:
-            accepted: T = done.value
-    store(held)
+    with labelled(labels):
+        with held_writes() as held:
+            try:
+                call = next(conversation)
+                while True:
+                    try:
+                        answer = call.runnable.invoke(call.messages, config)
+                    except Exception as error:
+                        call = conversation.throw(error)
+                    else:
+                        call = conversation.send(answer)
+            except StopIteration as done:
+                accepted: T = done.value
+        store(held)
     return accepted
 
 
-async def run_async(conversation: Generator[ModelCall, Any, T], config: RunnableConfig) -> T:
+async def run_async(
+    conversation: Generator[ModelCall, Any, T],
+    config: RunnableConfig,
+    labels: CacheLabels | None = None,
+) -> T:
     """Drive a conversation with ``ainvoke`` (see ``run_sync``)."""
-    with held_writes() as held:
-        try:
-            call = next(conversation)
-            while True:
-                try:
-                    answer = await call.runnable.ainvoke(call.messages, config)
-                except Exception as error:
-                    call = conversation.throw(error)
-                else:
-                    call = conversation.send(answer)
-        except StopIteration as done:
-            accepted: T = done.value
-    await astore(held)
+    with labelled(labels):
+        with held_writes() as held:
+            try:
+                call = next(conversation)
+                while True:
+                    try:
+                        answer = await call.runnable.ainvoke(call.messages, config)
+                    except Exception as error:
+                        call = conversation.throw(error)
+                    else:
+                        call = conversation.send(answer)
+            except StopIteration as done:
+                accepted: T = done.value
+        await astore(held)
     return accepted
 
 

@@ -39,6 +39,7 @@ from langchain_evals_port.code import (
     PythonCompileCheck,
     RuffCheck,
 )
+from langchain_evals_port.core._fingerprint import configuration_fingerprint
 from langchain_evals_port.testing import HashingEmbeddings, ScriptedChatModel
 
 
@@ -125,3 +126,17 @@ def test_runnable_schemas_are_valid_json_schemas(cls):
     jsonschema.validate(request, inputs)
     result = ExactMatch().invoke(request).model_dump(mode="json")
     jsonschema.validate(result, evaluator.get_output_jsonschema())
+
+
+@pytest.mark.parametrize("cls", list(BUILDERS), ids=lambda cls: cls.__name__)
+def test_the_configuration_fingerprint_names_what_it_is_not_where_it_sits(
+    cls: type[Evaluator],
+) -> None:
+    # An experiment resumed in another process compares these: no memory addresses.
+    first, second = (
+        configuration_fingerprint(BUILDERS[cls]()),
+        configuration_fingerprint(BUILDERS[cls]()),
+    )
+    assert first == second
+    assert first["type"] == f'"{cls.__module__}.{cls.__qualname__}"'
+    assert not {"name", "tracer", "cache", "on_error"} & first.keys()

@@ -251,3 +251,82 @@ def test_worker_options_of_the_ledger_are_refused_with_an_experiment(tmp_path: P
     done = cli(_folder(tmp_path), "worker", "--experiment", "x", "--config", "evals.yaml")
     assert done.returncode == 2
     assert "--config apply to a ledger's evaluations, not to --experiment" in done.stderr
+
+
+def test_a_finished_run_again_says_nothing_ran_and_a_changed_evaluator_is_refused(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(tmp_path)
+    stricter = (*RUN[:-1], "doubling:STRICTER", "--name", "gate")
+    assert cli(folder, *stricter).returncode == 0
+    calls = (folder / "calls.log").read_text()
+    again = cli(folder, *stricter)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("Experiment gate: already complete, nothing run: 8 runs")
+    # The evaluator `even` now judges otherwise: its stored verdicts must not pass for new ones.
+    module = folder / "doubling.py"
+    module.write_text(module.read_text().replace("% 2 == 0", "% 4 == 0"))
+    changed = cli(folder, *stricter)
+    assert changed.returncode == 2, changed.stdout + changed.stderr
+    assert "experiment 'gate' was scored with other evaluators: evaluator 'even' changed" in (
+        changed.stderr
+    )
+    assert "Traceback" not in changed.stderr
+    # A worker deployed with the changed evaluator must not join it either.
+    worker = cli(folder, "worker", "--experiment", "gate")
+    assert worker.returncode == 2, worker.stdout + worker.stderr
+    assert "was started with other evaluators than this worker imports" in worker.stderr
+    assert "evaluator 'even' changed its fn" in worker.stderr
+    assert (folder / "calls.log").read_text() == calls
+
+
+JUDGING = '''
+"""A judge whose verdict is the environment's VERDICT (its provider changed the model)."""
+import os
+from langchain_evals_port import LLMJudge
+from langchain_evals_port.testing import ScriptedChatModel
+
+def verdict(messages):
+    return {"reasoning": "seen", "score": os.environ.get("VERDICT", "yes") == "yes"}
+
+JUDGES = [
+    LLMJudge(
+        prompt="Is {outputs} twice {inputs}?",
+        model=ScriptedChatModel(responder=verdict),
+        feedback_key="twice",
+    )
+]
+'''
+
+
+def test_judge_cache_refresh_replaces_stale_verdicts_and_cache_clear_removes_a_judges(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(tmp_path)
+    (folder / "judging.py").write_text(JUDGING)
+    judged = (*RUN[:-1], "judging:JUDGES")
+
+    def calls(result: subprocess.CompletedProcess[str]) -> str:
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout.splitlines()[0].partition("judge calls: ")[2]
+
+    assert calls(cli(folder, *judged, "--name", "a")) == "8 made, 0 answered from the cache"
+    refreshed = cli(folder, *judged, "--name", "b", "--judge-cache=refresh", VERDICT="no")
+    assert calls(refreshed) == "8 made, 0 answered from the cache"
+    # The next normal run answers with the refreshed verdicts, not those of run a.
+    again = cli(folder, *judged, "--name", "c", "--report", "c", VERDICT="yes")
+    assert calls(again) == "0 made, 8 answered from the cache"
+    report = json.loads((folder / "c" / "report.json").read_text())
+    assert {r["score"] for run in report["runs"] for r in run["results"]} == {False}
+
+    cleared = cli(folder, "cache", "clear", "--judge", "twice")
+    assert cleared.returncode == 0, cleared.stderr
+    assert cleared.stdout == "cleared 8 entries of .langchain-evals/judge-cache.db\n"
+    assert calls(cli(folder, *judged, "--name", "d")) == "8 made, 0 answered from the cache"
+
+    misspelt = cli(folder, "cache", "clear", "--judge", "twcie")
+    assert misspelt.returncode == 0
+    assert "no judge 'twcie' in the cache; did you mean 'twice'?" in misspelt.stderr
+    nothing = cli(folder, "cache", "clear")
+    assert nothing.returncode == 2
+    assert "say what to clear: --judge KEY, --prompt TEXT, or --all" in nothing.stderr

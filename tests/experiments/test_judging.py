@@ -114,3 +114,31 @@ def test_upload_to_langsmith_sends_the_experiment(langsmith_endpoint: Any) -> No
     assert len(runs) == 6
     scores = [f["score"] for f in langsmith_endpoint.feedback() if f["key"] == "right"]
     assert scores.count(1) + scores.count(True) >= 6
+
+
+def test_refresh_asks_the_judges_again_and_later_runs_answer_with_the_new_verdicts() -> None:
+    verdicts = {"score": True}
+    # The provider changed the model behind the same name: same key, another verdict.
+    judge = ScriptedChatModel(responder=lambda messages: {**verdicts, "reasoning": "seen"})
+    _, _, app = fixtures()
+    evaluators = [LLMJudge(prompt=PROMPT, model=judge, feedback_key="right")]
+
+    def pass_rate(**options: Any) -> float | None:
+        result = run_experiment(app, CASES, evaluators, progress=False, **options)
+        return result.statistics()["right"].mean
+
+    assert pass_rate() == 1.0
+    verdicts["score"] = False
+    assert pass_rate(cache="off") == 0.0  # asked again, but nothing written
+    assert len(judge.calls) == 12
+    assert pass_rate() == 1.0  # so the cache still answers with the old verdicts
+    assert len(judge.calls) == 12
+    refreshed = run_experiment(app, CASES, evaluators, progress=False, cache="refresh")
+    assert refreshed.statistics()["right"].mean == 0.0
+    assert refreshed.judge_cache is not None
+    assert (refreshed.judge_cache.misses, refreshed.judge_cache.hits) == (6, 0)
+    assert len(judge.calls) == 18
+    assert pass_rate() == 0.0  # the new verdicts, from the cache
+    assert len(judge.calls) == 18
+    with pytest.raises(TypeError, match="got 'refrsh'; did you mean 'refresh'"):
+        run_experiment(app, CASES, evaluators, cache="refrsh", progress=False)  # type: ignore[arg-type]

@@ -11,12 +11,13 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _postgres_server import sql_location  # noqa: F401 (the `location` fixture)
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langchain_evals_port import ExactMatch, Score, evaluator
+from langchain_evals_port import ExactMatch, LLMJudge, Score, evaluator
 from langchain_evals_port.experiments import (
     Dataset,
     ExperimentMismatchError,
@@ -25,6 +26,7 @@ from langchain_evals_port.experiments import (
     rescore,
     run_experiment,
 )
+from langchain_evals_port.testing import ScriptedChatModel
 
 CASES = Dataset.from_records(
     [{"id": f"q{n}", "inputs": {"n": n}, "reference_outputs": str(n * 2)} for n in range(30)]
@@ -255,3 +257,51 @@ def test_two_cases_with_one_id_and_two_evaluators_with_one_key_are_refused() -> 
         run_experiment(lambda inputs: "0", twice, [ExactMatch()], store=False)
     with pytest.raises(TypeError, match=r"evaluators\[0\] and evaluators\[1\] both report"):
         run_experiment(lambda inputs: "0", CASES, [ExactMatch(), ExactMatch()], store=False)
+
+
+def test_resuming_a_name_with_a_judge_configured_otherwise_is_refused(location: str) -> None:
+    def judge(prompt: str, model_name: str = "judge-a", **options: Any) -> LLMJudge:
+        model = ScriptedChatModel(
+            responder=lambda messages: {"reasoning": "fine", "score": True}, model_name=model_name
+        )
+        return LLMJudge(prompt=prompt, model=model, feedback_key="right", **options)
+
+    prompt = "Is {outputs} right? Reference: {reference_outputs}"
+    run_experiment(lambda inputs: "0", CASES, [judge(prompt)], name="judged", store=location)
+    # The same configuration, built anew (another model object): resumed, nothing run.
+    again = run_experiment(
+        lambda inputs: "0", CASES, [judge(prompt)], name="judged", store=location
+    )
+    assert len(again.runs) == 30
+    reworded = "Is {outputs} correct? Reference: {reference_outputs}"
+    with pytest.raises(ExperimentMismatchError, match=r"evaluator 'right' changed its prompt") as e:
+        run_experiment(lambda inputs: "0", CASES, [judge(reworded)], name="judged", store=location)
+    assert "Is {outputs} right?" in str(e.value)
+    assert "Is {outputs} correct?" in str(e.value)
+    with pytest.raises(ExperimentMismatchError, match=r"evaluator 'right' changed its model"):
+        run_experiment(
+            lambda inputs: "0", CASES, [judge(prompt, "judge-b")], name="judged", store=location
+        )
+    with pytest.raises(
+        ExperimentMismatchError, match=r"changed its choices \(null → \[0\.0, 1\.0\]\)"
+    ):
+        run_experiment(
+            lambda inputs: "0",
+            CASES,
+            [judge(prompt, choices=[0, 1])],
+            name="judged",
+            store=location,
+        )
+    with pytest.raises(ExperimentMismatchError, match=r"changed its custom_schema"):
+        run_experiment(
+            lambda inputs: "0",
+            CASES,
+            [
+                judge(
+                    prompt,
+                    output_schema={"type": "object", "properties": {"score": {"type": "boolean"}}},
+                )
+            ],
+            name="judged",
+            store=location,
+        )

@@ -25,7 +25,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, create_model
 
-from langchain_evals_port import EvaluatorInputError
+from langchain_evals_port import EvaluatorInputError, prompts
 from langchain_evals_port.judge import LLMJudge, SqliteCache, with_cache
 from langchain_evals_port.testing import ScriptedChatModel, ScriptedProviderError
 
@@ -161,7 +161,7 @@ def test_clear_removes_every_entry_for_every_cache_on_the_file(path, cache):
 
     assert other.lookup("p", "m") is None
     assert other.lookup("q", "m") is None
-    with pytest.raises(TypeError, match=r"takes no arguments, got \['llm_string'\]"):
+    with pytest.raises(TypeError, match=r"takes judge= and prompt= .*, got \['llm_string'\]"):
         cache.clear(llm_string="m")
 
 
@@ -660,3 +660,45 @@ def test_an_unchanged_rerun_in_another_process_makes_no_judge_calls(path):
 
     assert first == {"calls": len(CASES), "scores": [True, False, False, False, False, False]}
     assert second == {**first, "calls": 0}
+
+
+def test_entries_are_cleared_by_judge_or_by_prompt(path):
+    cache = SqliteCache(path)
+    model = ScriptedChatModel(responder=lambda messages: {"reasoning": "ok", "score": True})
+    right = LLMJudge(prompt="Is {outputs} right?", model=model, feedback_key="right", cache=cache)
+    polite = LLMJudge(
+        prompt=prompts.CONCISENESS_PROMPT, model=model, feedback_key="polite", cache=cache
+    )
+
+    def ask_all() -> None:
+        for judge in (right, polite):
+            for output in ("a", "b"):
+                judge.invoke({"outputs": output, "inputs": "q"})
+
+    ask_all()
+    assert len(model.calls) == 4
+    assert cache.judges() == {"polite": 2, "right": 2}
+    assert cache.remove(judge="right") == 2
+    ask_all()
+    assert len(model.calls) == 6  # only the cleared judge was asked again
+    assert cache.remove(prompt="concise") == 2  # a part of the conciseness prompt's text
+    assert cache.remove(judge="right", prompt="concise") == 0
+    ask_all()
+    assert len(model.calls) == 8
+    cache.clear(judge="polite")
+    assert cache.judges() == {"right": 2}
+
+
+def test_a_file_of_an_earlier_release_keeps_its_entries_and_gains_labels(path):
+    with closing(sqlite3.connect(path)) as db:
+        db.execute(
+            "CREATE TABLE llm_cache_v1 (key BLOB PRIMARY KEY, generations TEXT NOT NULL) "
+            "WITHOUT ROWID"
+        )
+        db.commit()
+    SqliteCache(path).update("p", "m", chat("kept"))
+    cache = SqliteCache(path)  # a second process opening the file after the upgrade
+    assert cache.lookup("p", "m") == chat("kept")
+    assert cache.remove(judge="right") == 0  # unlabelled: only clear() removes it
+    cache.clear()
+    assert cache.lookup("p", "m") is None

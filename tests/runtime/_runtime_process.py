@@ -14,6 +14,11 @@ Run by ``test_runtime_processes.py`` with ``sys.executable``:
   ``"<evaluation id> <pid>"`` to LOG and sleeps 10 ms, two at a time; prints ``ready`` once
   its worker runs and exits (printing how many evaluations it ran) when the file DONE exists
   and no work is left in the ledger.
+* ``kept DB``: starts one durable ``kept-score`` evaluation (``kept_score_graph``), whose
+  first node keeps a ``Score`` in the graph state under a loose annotation and whose second
+  prints ``blocked`` and hangs; prints the interaction id.
+* ``kept-resume DB ID``: resumes the ``kept-score`` evaluation of interaction ID on the
+  ledger and prints its record as JSON.
 """
 
 from __future__ import annotations
@@ -123,6 +128,71 @@ def durable(database: str) -> None:
     sys.exit("never killed")
 
 
+class Kept(TypedDict, total=False):
+    """The state of ``kept_score_graph``: a judge's ``Score`` and the final score, typed
+    loosely (as the durable testkit's example does), so LangGraph's schema-derived allowlist
+    does not name the package's types."""
+
+    first: object
+    score: object
+
+
+def kept_score_graph() -> DurableEvaluator:
+    """Two nodes: ``judge`` keeps a ``Score`` in the state; ``decide`` (which prints
+    ``blocked`` and hangs when ``DURABLE_BLOCK_IN_SECOND`` is set) reads it back."""
+
+    def judge(state: Kept) -> dict[str, Any]:
+        return {"first": Score(True, "long enough", {"judge": "first"})}
+
+    def decide(state: Kept) -> dict[str, Any]:
+        if os.environ.get("DURABLE_BLOCK_IN_SECOND"):
+            print("blocked", flush=True)
+            time.sleep(600)
+        first = state["first"]
+        assert isinstance(first, Score), f"the kept score came back as {first!r}"
+        return {"score": Score(first.value, f"kept: {first.comment}", first.metadata)}
+
+    builder = StateGraph(Kept)
+    builder.add_node("judge", judge)
+    builder.add_node("decide", decide)
+    builder.add_edge(START, "judge")
+    builder.add_edge("judge", "decide")
+    builder.add_edge("decide", END)
+    return DurableEvaluator(builder)
+
+
+def kept(database: str) -> None:
+    """Start one ``kept-score`` evaluation; print the interaction id, then hang (in
+    ``decide``, with ``DURABLE_BLOCK_IN_SECOND``)."""
+    runtime = EvaluationRuntime(
+        bound("kept-score"),
+        evaluators={"kept-score": kept_score_graph()},
+        ledger=SqliteLedger(database),
+        lease_seconds=1.0,
+        poll_interval=0.05,
+    )
+    agent = runtime.bind(echo_agent(), agent_id=AGENT)
+    print(json.dumps(agent.invoke_detailed("question").interaction_id), flush=True)
+    threading.Event().wait(120)  # killed long before this
+    sys.exit("never killed")
+
+
+def kept_resume(database: str, interaction_id: str) -> None:
+    """Resume the ``kept-score`` evaluation of ``interaction_id``; print its record."""
+    runtime = EvaluationRuntime(
+        bound("kept-score"),
+        evaluators={"kept-score": kept_score_graph()},
+        ledger=SqliteLedger(database),
+        lease_seconds=1.0,
+        poll_interval=0.05,
+    )
+    try:
+        [record] = runtime.wait_for_evaluations(interaction_id, timeout=60)
+    finally:
+        runtime.close()
+    print(record.model_dump_json(), flush=True)
+
+
 class Reviewed(TypedDict, total=False):
     """The state of ``review_graph``: the pre-screen's opinion, then the score."""
 
@@ -186,5 +256,9 @@ if __name__ == "__main__":
         durable(*arguments)
     elif mode == "review":
         review(*arguments)
+    elif mode == "kept":
+        kept(*arguments)
+    elif mode == "kept-resume":
+        kept_resume(*arguments)
     else:
         sys.exit(f"unknown mode {mode!r}")

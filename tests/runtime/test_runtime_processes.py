@@ -243,6 +243,34 @@ def test_a_durable_evaluation_killed_mid_node_resumes_after_its_last_completed_n
     ]
 
 
+def test_a_score_kept_in_graph_state_survives_a_kill_under_strict_serialization(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LangGraph reads the switch when it is imported: both processes start with it on.
+    monkeypatch.setenv("LANGGRAPH_STRICT_MSGPACK", "true")
+    database = tmp_path / "evals.db"
+    monkeypatch.setenv("DURABLE_BLOCK_IN_SECOND", "1")
+    child = Child(tmp_path, "kept", str(database))
+    try:
+        interaction_id = json.loads(child.read_line(timeout=30))
+        assert child.read_line(timeout=30) == "blocked"  # the judge's Score is checkpointed
+        os.kill(child.pid, signal.SIGKILL)
+        assert child.process.wait(timeout=10) == -signal.SIGKILL
+    finally:
+        child.stop()
+    monkeypatch.delenv("DURABLE_BLOCK_IN_SECOND")
+
+    resumed = Child(tmp_path, "kept-resume", str(database), interaction_id)
+    try:
+        record = EvaluationRecord.model_validate_json(resumed.read_line(timeout=60))
+    finally:
+        resumed.stop()
+    assert "Blocked deserialization" not in resumed.stderr()
+    assert (record.outcome, record.passed) == ("verdict", True), record.results
+    assert record.result.comment == "kept: long enough"
+    assert record.result.metadata["judge"] == "first"
+
+
 def test_a_review_waiting_for_a_person_outlives_a_killed_process(tmp_path: Path) -> None:
     database, log = tmp_path / "evals.db", tmp_path / "nodes.log"
     child = Child(tmp_path, "review", str(database), str(log))

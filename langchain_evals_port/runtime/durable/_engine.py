@@ -10,6 +10,12 @@ as the task's error) from the storage failing.
 
 The outcome is written to the ledger before the thread is deleted, so a crash between the two
 neither loses it nor runs the graph again.
+
+The package's own types a node may keep in the graph state (a ``Score``, an
+``EvaluatorResult``, the ``InteractionRecord`` it reads) are added to the checkpointer's
+msgpack allowlist (``with_allowlist``), so they read back as themselves under LangGraph's
+strict deserialization (``LANGGRAPH_STRICT_MSGPACK=true``) even when the state's schema
+types them loosely; the permissive default reads them back anyway.
 """
 
 from __future__ import annotations
@@ -28,6 +34,13 @@ from langchain_evals_port.core.errors import (
     EvaluatorUsageError,
     classify_failure,
 )
+from langchain_evals_port.runtime._records import (
+    InteractionFailure,
+    InteractionRecord,
+    ModelResponse,
+    TokenUsage,
+    ToolCallRecord,
+)
 from langchain_evals_port.runtime._scope import evaluation_scope
 
 if TYPE_CHECKING:
@@ -39,7 +52,19 @@ if TYPE_CHECKING:
 
     from ._evaluator import DurableEvaluator
 
-__all__ = ["CheckpointKept", "DurableEngine", "Paused"]
+__all__ = ["CHECKPOINTED_TYPES", "CheckpointKept", "DurableEngine", "Paused", "with_package_types"]
+
+CHECKPOINTED_TYPES: tuple[type, ...] = (
+    Score,
+    EvaluatorResult,
+    InteractionRecord,
+    InteractionFailure,
+    ModelResponse,
+    TokenUsage,
+    ToolCallRecord,
+)
+"""The package's types a durable evaluator's nodes may keep in the graph state; every
+checkpointer the engine uses may read them back (``with_package_types``)."""
 
 
 class CheckpointKept(Exception):
@@ -54,6 +79,17 @@ class Paused:
 
     payload: Any
     deadline: float | None
+
+
+def with_package_types(checkpointer: BaseCheckpointSaver[Any]) -> BaseCheckpointSaver[Any]:
+    """``checkpointer``, or a shallow copy of it whose serializer may also build
+    ``CHECKPOINTED_TYPES`` under strict deserialization (LangGraph's ``with_allowlist``;
+    the same saver when its serializer allows every type already)."""
+    if not hasattr(checkpointer, "with_allowlist"):  # an older langgraph-checkpoint
+        return checkpointer
+    return checkpointer.with_allowlist(
+        [(kind.__module__, kind.__name__) for kind in CHECKPOINTED_TYPES]
+    )
 
 
 class DurableEngine:
@@ -86,7 +122,9 @@ class DurableEngine:
         self._ledger = ledger
         self._context = context
         self._record = record
-        self.graph = evaluator.builder.compile(checkpointer=checkpointer, name=evaluator_id)
+        self.graph = evaluator.builder.compile(
+            checkpointer=with_package_types(checkpointer), name=evaluator_id
+        )
 
     async def run(self, unit: WorkUnit) -> EvaluationRecord | Paused:
         """Start, continue or resume the evaluation of ``unit`` until it ends or pauses.

@@ -4,6 +4,7 @@ child process in a folder of its own, with the app and its evaluators as modules
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -11,10 +12,16 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _postgres_server import fresh_schema, postgres_server_dsn
+from _postgres_server import (
+    ThrowawayPostgres,
+    fresh_schema,
+    postgres_server_dsn,
+    restartable_postgres,  # noqa: F401 (a fixture)
+)
 
 from langchain_evals_port.experiments import ExperimentNotFoundError, ExperimentStore
 
@@ -26,6 +33,8 @@ from langchain_evals_port import ExactMatch, Score, evaluator
 def target(inputs):
     with open("calls.log", "a") as log:
         log.write(f"{inputs['n']} {os.getpid()}\\n")
+    while os.path.exists("hold"):  # the test holds every run here until it deletes the file
+        time.sleep(0.01)
     time.sleep(float(os.environ.get("APP_LATENCY", "0")))
     broken = int(os.environ.get("BROKEN_FROM", "1000"))
     return str(inputs["n"] * 2 + (1 if inputs["n"] >= broken else 0))
@@ -48,15 +57,19 @@ def _folder(tmp_path: Path, cases: int = 8) -> Path:
     return tmp_path
 
 
-def _command(folder: Path, *args: str, **environment: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "langchain_evals_port.cli", *args],
-        cwd=folder,
-        env={**os.environ, **environment, "COLUMNS": "160"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def _command(
+    folder: Path, *args: str, stderr: Path | None = None, **environment: str
+) -> subprocess.Popen[str]:
+    """The CLI as a child process in ``folder``; its stderr piped, or written to ``stderr``."""
+    with contextlib.ExitStack() as files:
+        return subprocess.Popen(
+            [sys.executable, "-m", "langchain_evals_port.cli", *args],
+            cwd=folder,
+            env={**os.environ, **environment, "COLUMNS": "160"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if stderr is None else files.enter_context(stderr.open("w")),
+            text=True,
+        )
 
 
 def cli(folder: Path, *args: str, **environment: str) -> subprocess.CompletedProcess[str]:
@@ -200,6 +213,72 @@ def test_two_workers_share_an_experiment_on_postgresql_and_one_killed_loses_noth
     # A run the killed worker had in flight ran again elsewhere; no other ran twice.
     assert 40 <= len(calls) <= 42
     assert "worker: finished" in survived
+
+
+@pytest.mark.services
+@pytest.mark.processes
+def test_a_postgresql_restart_mid_run_loses_and_repeats_nothing(
+    tmp_path: Path,
+    restartable_postgres: ThrowawayPostgres,  # noqa: F811
+) -> None:
+    server, dsn = restartable_postgres, restartable_postgres.dsn
+    folder = _folder(tmp_path, cases=24)
+    (folder / "hold").touch()
+    logs = {name: folder / f"{name}.stderr" for name in ("runner", "worker")}
+    shared = ("--store", dsn, "--concurrency", "3")
+    runner = _command(folder, *RUN, "--name", "restarted", *shared, stderr=logs["runner"])
+    with ExperimentStore(dsn) as store:
+        _wait_until(lambda: _has(store, "restarted"), runner)
+    worker = _command(folder, "worker", "--experiment", "restarted", *shared, stderr=logs["worker"])
+    processes = [runner, worker]
+    try:
+        # Both hold runs (three each) when the server restarts under them ...
+        pids = {str(runner.pid), str(worker.pid)}
+        _wait_until(lambda: pids <= set(_calls(folder, column=1)), *processes)
+        server.restart()
+        # ... and it is down while they write those runs and claim more.
+        server.stop()
+        (folder / "hold").unlink()
+        _wait_until(
+            lambda: all("reconnecting" in log.read_text() for log in logs.values()), *processes
+        )
+        server.start()
+        for process in processes:
+            process.communicate(timeout=600)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+    errors = {name: log.read_text() for name, log in logs.items()}
+    assert (runner.returncode, worker.returncode) == (0, 0), errors
+    assert "Traceback" not in errors["runner"] + errors["worker"], errors
+    with ExperimentStore(dsn) as store:
+        result = store.load("restarted")
+        [summary] = store.experiments()
+    assert (summary.runs, summary.finished) == (24, 24)
+    assert sorted(run.case.id for run in result.runs) == sorted(f"q{n}" for n in range(24))
+    assert result.statistics()["exact_match"].mean == 1.0
+    # Every case ran once: nothing was lost and run again.
+    assert sorted(_calls(folder, column=0), key=int) == [str(n) for n in range(24)]
+
+
+def _has(store: ExperimentStore, name: str) -> bool:
+    try:
+        store.info(name)
+    except ExperimentNotFoundError:
+        return False
+    return True
+
+
+def _wait_until(condition: Callable[[], bool], *processes: subprocess.Popen[str]) -> None:
+    """Wait until ``condition()`` holds, failing the test as soon as one of ``processes``
+    exits (a generous bound only catches a hung test)."""
+    deadline = time.monotonic() + 600
+    while not condition():
+        for process in processes:
+            assert process.poll() is None, f"{process.args} exited with {process.returncode}"
+        assert time.monotonic() < deadline, "waited 10 minutes"
+        time.sleep(0.02)
 
 
 def _calls(folder: Path, *, column: int) -> list[str]:

@@ -58,12 +58,17 @@ def _folder(tmp_path: Path, cases: int = 8) -> Path:
 
 
 def _command(
-    folder: Path, *args: str, stderr: Path | None = None, **environment: str
+    folder: Path,
+    *args: str,
+    stderr: Path | None = None,
+    wrap: tuple[str, ...] = (),
+    **environment: str,
 ) -> subprocess.Popen[str]:
-    """The CLI as a child process in ``folder``; its stderr piped, or written to ``stderr``."""
+    """The CLI as a child process in ``folder`` (run by the command ``wrap``, when given);
+    its stderr piped, or written to ``stderr``."""
     with contextlib.ExitStack() as files:
         return subprocess.Popen(
-            [sys.executable, "-m", "langchain_evals_port.cli", *args],
+            [*wrap, sys.executable, "-m", "langchain_evals_port.cli", *args],
             cwd=folder,
             env={**os.environ, **environment, "COLUMNS": "160"},
             stdout=subprocess.PIPE,
@@ -260,6 +265,37 @@ def test_a_postgresql_restart_mid_run_loses_and_repeats_nothing(
     assert result.statistics()["exact_match"].mean == 1.0
     # Every case ran once: nothing was lost and run again.
     assert sorted(_calls(folder, column=0), key=int) == [str(n) for n in range(24)]
+
+
+CONTAINER = ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child")
+"""Runs a command as a container does: in a pid namespace of its own, where it is pid 1."""
+
+
+@pytest.mark.processes
+def test_a_process_in_another_container_with_the_same_host_and_pid_keeps_its_runs(
+    tmp_path: Path,
+) -> None:
+    if subprocess.run([*CONTAINER, "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare cannot make a pid namespace here (it needs root)")
+    folder = _folder(tmp_path, cases=6)
+    (folder / "hold").touch()
+    shared = ("--store", str(folder / "shared.db"), "--concurrency", "2")
+    first = _command(folder, *RUN, "--name", "shared", *shared, wrap=CONTAINER)
+    _wait_until(lambda: len(_calls(folder, column=0)) == 2, first)
+    # Same host name, same pid (1): the first process is alive all the same.
+    second = _command(folder, "worker", "--experiment", "shared", *shared, wrap=CONTAINER)
+    try:
+        _wait_until(lambda: len(_calls(folder, column=0)) == 4, first, second)
+        (folder / "hold").unlink()
+        outputs = [process.communicate(timeout=600) for process in (first, second)]
+    finally:
+        for process in (first, second):
+            if process.poll() is None:
+                process.kill()
+    assert (first.returncode, second.returncode) == (0, 0), outputs
+    assert set(_calls(folder, column=1)) == {"1"}
+    # Each case ran once: the second process took none of the first one's runs.
+    assert sorted(_calls(folder, column=0), key=int) == [str(n) for n in range(6)]
 
 
 def _has(store: ExperimentStore, name: str) -> bool:

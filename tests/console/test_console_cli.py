@@ -16,6 +16,8 @@ from _seed import seed_small
 
 from langchain_evals_port.runtime.ledger import SqliteLedger
 
+pytestmark = pytest.mark.processes
+
 pytest.importorskip("uvicorn", reason="the console extra is not installed")
 
 

@@ -25,6 +25,8 @@ from _postgres_server import (
 
 from langchain_evals_port.experiments import ExperimentNotFoundError, ExperimentStore
 
+pytestmark = pytest.mark.processes
+
 APP = '''
 """An app that doubles a number (wrongly from BROKEN_FROM on), logging every call."""
 import os, time
@@ -170,7 +172,6 @@ def test_mistakes_exit_2_with_a_clear_message(
 
 
 @pytest.mark.services
-@pytest.mark.processes
 def test_two_workers_share_an_experiment_on_postgresql_and_one_killed_loses_nothing(
     tmp_path: Path,
 ) -> None:
@@ -214,7 +215,6 @@ def test_two_workers_share_an_experiment_on_postgresql_and_one_killed_loses_noth
 
 
 @pytest.mark.services
-@pytest.mark.processes
 def test_a_postgresql_restart_mid_run_loses_and_repeats_nothing(
     tmp_path: Path,
     restartable_postgres: ThrowawayPostgres,  # noqa: F811
@@ -264,7 +264,6 @@ CONTAINER = ("unshare", "--pid", "--fork", "--mount-proc", "--kill-child")
 """Runs a command as a container does: in a pid namespace of its own, where it is pid 1."""
 
 
-@pytest.mark.processes
 def test_a_process_in_another_container_with_the_same_host_and_pid_keeps_its_runs(
     tmp_path: Path,
 ) -> None:

@@ -34,6 +34,8 @@ from langchain_evals_port.core.errors import (
     ToolNotFoundError,
 )
 
+pytestmark = [pytest.mark.processes, pytest.mark.services]
+
 IMAGE = os.environ.get("LANGCHAIN_EVALS_DOCKER_IMAGE", "")
 
 

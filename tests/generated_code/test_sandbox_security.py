@@ -25,6 +25,8 @@ import pytest
 from langchain_evals_port.code._local import LocalProcessSandboxRunner
 from langchain_evals_port.code._sandbox import Limits, SandboxResult, SandboxRunner
 
+pytestmark = pytest.mark.processes
+
 RunnerFactory = Callable[..., SandboxRunner]
 """The ``runner`` fixture: builds a sandboxed runner (``ro_binds``/``rw_binds`` optional)."""
 

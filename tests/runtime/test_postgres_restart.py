@@ -9,8 +9,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from _agents import Gate
+from _agents import Gate, three_steps
 from _postgres_server import ThrowawayPostgres
+from langchain_core.runnables import RunnableLambda
 
 from langchain_evals_port import Score, evaluator
 from langchain_evals_port.runtime import EvaluationRuntime, PostgresLedger
@@ -60,8 +61,6 @@ def test_the_runtime_rides_out_restarts_mid_interaction_and_mid_evaluation(
         if inputs == "slow":
             in_evaluator.wait(WAIT)
         return Score(outputs == f"You asked: {inputs}")
-
-    from langchain_core.runnables import RunnableLambda
 
     watcher = Reconnecting()
     logging.getLogger("langchain_evals_port").addHandler(watcher)
@@ -133,3 +132,27 @@ def test_a_ledger_call_waits_for_a_server_that_comes_back(
         assert ledger.pending_work() == 1
     finally:
         ledger.close()
+
+
+def test_durable_evaluations_keep_their_checkpoints_across_a_restart(
+    restartable_postgres: ThrowawayPostgres,
+) -> None:
+    server = restartable_postgres
+    config = {"evaluation": {"evaluators": {"three-steps": {"agents": {"support-agent": {}}}}}}
+    ledger = PostgresLedger(server.dsn, pool_size=4)
+    runtime = EvaluationRuntime(
+        config, evaluators={"three-steps": three_steps()}, ledger=ledger, poll_interval=0.05
+    )
+    agent = runtime.bind(RunnableLambda(lambda q: f"You asked: {q}"), agent_id="support-agent")
+    try:
+        ids = [agent.invoke_detailed("before").interaction_id]
+        records = [runtime.wait_for_evaluations(ids[0], timeout=WAIT)]
+        server.restart()
+        ids += [agent.invoke_detailed(f"after {n}").interaction_id for n in range(2)]
+        records += [runtime.wait_for_evaluations(i, timeout=WAIT) for i in ids[1:]]
+    finally:
+        runtime.close(timeout=WAIT)
+        ledger.close()
+    assert [[(r.outcome, r.passed) for r in found] for found in records] == [
+        [("verdict", True)]
+    ] * 3, records

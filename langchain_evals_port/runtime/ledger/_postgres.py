@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg import Connection
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 __all__ = ["PostgresLedger"]
 
@@ -267,10 +267,27 @@ class PostgresLedger(SqlLedger):
         # Imported here: langgraph-checkpoint-postgres comes with the postgres extra, which
         # importing this module must not need.
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
 
-        async with AsyncPostgresSaver.from_conn_string(self.dsn) as saver:
-            await _set_up_checkpoints(saver)
+        # A pool rather than one connection: a connection the server closed (a restart) is
+        # replaced as it is handed out, so durable evaluations go on after a restart.
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            self.dsn,
+            min_size=1,
+            max_size=4,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+            name=f"checkpoints {self._shown}",
+        )
+        await pool.open(wait=True)
+        try:
+            saver = AsyncPostgresSaver(pool)
+            await _set_up_checkpoints(saver, pool)
             yield saver
+        finally:
+            await pool.close()
 
 
 def _connection_lost(error: BaseException) -> bool:
@@ -290,29 +307,29 @@ def _connection_lost(error: BaseException) -> bool:
 _SHUTDOWN_STATES = frozenset({"57P01", "57P02", "57P03"})
 
 
-async def _set_up_checkpoints(saver: AsyncPostgresSaver) -> None:
+async def _set_up_checkpoints(saver: AsyncPostgresSaver, pool: AsyncConnectionPool[Any]) -> None:
     """Run LangGraph's checkpoint migrations (``saver.setup()``), one session at a time.
 
     Sessions running ``setup()`` at once collide (each creates the tables and inserts the
-    migration versions), so it runs under an advisory lock on the saver's connection. A
-    session lock, as some migrations ``CREATE INDEX CONCURRENTLY``, which no transaction may
-    hold; and taken by polling, as a session blocked in ``pg_advisory_lock`` holds a
-    snapshot that ``CREATE INDEX CONCURRENTLY`` waits for: the two would deadlock.
+    migration versions), so it runs under an advisory lock held on a connection of the
+    saver's pool. A session lock, as some migrations ``CREATE INDEX CONCURRENTLY``, which no
+    transaction may hold; and taken by polling, as a session blocked in
+    ``pg_advisory_lock`` holds a snapshot that ``CREATE INDEX CONCURRENTLY`` waits for: the
+    two would deadlock.
     """
-    from psycopg import AsyncConnection
-
-    db = saver.conn
-    assert isinstance(db, AsyncConnection)  # from_conn_string: one connection, not a pool
-    while True:
-        cursor = await db.execute("SELECT pg_try_advisory_lock(%s) AS locked", (_CHECKPOINT_LOCK,))
-        row = await cursor.fetchone()
-        if row is not None and row["locked"]:
-            break
-        await asyncio.sleep(0.05)
-    try:
-        await saver.setup()
-    finally:
-        await db.execute("SELECT pg_advisory_unlock(%s)", (_CHECKPOINT_LOCK,))
+    async with pool.connection() as db:
+        while True:
+            cursor = await db.execute(
+                "SELECT pg_try_advisory_lock(%s) AS locked", (_CHECKPOINT_LOCK,)
+            )
+            row = await cursor.fetchone()
+            if row is not None and row["locked"]:
+                break
+            await asyncio.sleep(0.05)
+        try:
+            await saver.setup()
+        finally:
+            await db.execute("SELECT pg_advisory_unlock(%s)", (_CHECKPOINT_LOCK,))
 
 
 def redact_dsn(dsn: str) -> str:

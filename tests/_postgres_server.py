@@ -10,7 +10,12 @@ about what a brand-new database does takes ``postgres_database_dsn``: a database
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -136,3 +141,74 @@ def open_postgres_ledger(folder: Path) -> PostgresLedger:
     except BaseException:
         cleanup.close()
         raise
+
+
+POSTGRES_BIN = Path(os.environ.get("LANGCHAIN_EVALS_PG_BIN", "/usr/lib/postgresql/15/bin"))
+"""Where ``initdb`` and ``pg_ctl`` are, for the tests that run a server of their own."""
+
+
+class ThrowawayPostgres:
+    """A PostgreSQL cluster of one test's own (``initdb`` in a temporary folder, on a free
+    port of 127.0.0.1), which the test may stop, start and restart — never the shared
+    server. Run as root, the server commands run as the ``postgres`` user."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.data = folder / "data"
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.dsn = f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+        if os.geteuid() == 0:
+            shutil.chown(folder, "postgres", "postgres")
+        self._server("initdb", "-A", "trust", "-U", "postgres", "--no-sync", "-D", self.data)
+
+    def _server(self, program: str, *args: str | Path) -> None:
+        as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run(
+            [*as_postgres, str(POSTGRES_BIN / program), *map(str, args)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+
+    def start(self) -> None:
+        """Start the server and wait until it accepts connections."""
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = self.folder / "server.log"
+        self._server(
+            "pg_ctl", "-D", self.data, "-l", log, "-o", options, "-w", "-t", "300", "start"
+        )
+
+    def stop(self) -> None:
+        """Stop the server the way a restart does (``-m fast``: sessions are ended, their
+        transactions rolled back)."""
+        self._server("pg_ctl", "-D", self.data, "-m", "fast", "-w", "-t", "300", "stop")
+
+    def restart(self) -> None:
+        """Stop the server, then start it again."""
+        self.stop()
+        self.start()
+
+
+@pytest.fixture
+def restartable_postgres() -> Iterator[ThrowawayPostgres]:
+    """A running ``ThrowawayPostgres`` of this test's own, stopped afterwards; skips (fails
+    under ``CI=true``) where the PostgreSQL server programs are not installed."""
+    if not (POSTGRES_BIN / "pg_ctl").exists():
+        reason = f"PostgreSQL's server programs are not in {POSTGRES_BIN} (LANGCHAIN_EVALS_PG_BIN)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason} (CI=true)", pytrace=False)
+        pytest.skip(reason)
+    # Not under pytest's tmp_path: the postgres user may not enter root's folders there.
+    folder = Path(tempfile.mkdtemp(prefix="langchain-evals-pg-"))
+    try:
+        server = ThrowawayPostgres(folder)
+        server.start()
+        try:
+            yield server
+        finally:
+            with contextlib.suppress(subprocess.CalledProcessError):
+                server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -185,3 +185,33 @@ def _experiments_work_in_a_folder_of_their_own(
     directory by default: each experiments test works in a folder of its own."""
     if "experiments" in request.node.path.parts:
         monkeypatch.chdir(request.getfixturevalue("tmp_path"))
+
+
+_SERVICE_FIXTURES = frozenset(
+    {"postgres_dsn", "postgres_database_dsn", "restartable_postgres", "browser", "tab", "bwrap"}
+)
+"""Fixtures of a service: PostgreSQL, Chromium, bubblewrap."""
+
+_PROCESS_FIXTURES = frozenset({"restartable_postgres", "browser", "tab", "bwrap", "runner"})
+"""Fixtures that start child processes (a server, a browser, sandboxed runs)."""
+
+_SERVICE_PARAMETERS = frozenset({"postgres", "docker", "bubblewrap"})
+"""Parameter values that run a test on a service (``location``, a ledger's backend, the
+sandboxed runners)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that need a service (``services``: PostgreSQL, Docker, bubblewrap,
+    Chromium) or start child processes (``processes``) by their fixtures and parameters, so
+    ``-m "not processes and not services"`` is the fast inner loop; tests that start
+    processes themselves carry the mark in their modules."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        callspec = getattr(item, "callspec", None)
+        values = callspec.params.values() if callspec is not None else ()
+        if fixtures & _SERVICE_FIXTURES or any(
+            isinstance(value, str) and value in _SERVICE_PARAMETERS for value in values
+        ):
+            item.add_marker(pytest.mark.services)
+        if fixtures & _PROCESS_FIXTURES:
+            item.add_marker(pytest.mark.processes)

@@ -105,6 +105,7 @@ def test_every_cookbook_script_has_expectations():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=script_key)
+@pytest.mark.processes
 def test_cookbook_scripts_run(script, monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     # Run from a folder of its own: what a script keeps (an experiment store) lands there.

@@ -20,8 +20,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import socket
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -44,6 +42,7 @@ from langchain_evals_port.runtime import (
     pair_annotations,
 )
 from langchain_evals_port.runtime.ledger import (
+    Holder,
     PostgresLedger,
     RunClaim,
     RunRow,
@@ -174,7 +173,7 @@ class ExperimentStore:
             path = Path(self.location)
             path.parent.mkdir(parents=True, exist_ok=True)
             self._ledger = SqliteLedger(path)
-        self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.worker_id = str(Holder.current())
 
     def __repr__(self) -> str:
         return f"ExperimentStore({self._ledger!r})"
@@ -320,18 +319,13 @@ class ExperimentStore:
         return self._ledger.release_runs(name, [run.claim for run in runs])
 
     def release_orphans(self, name: str) -> int:
-        """Hand back the runs held by processes of this machine that no longer exist (a run
-        killed with SIGKILL), so a restart need not wait for their leases to expire."""
+        """Hand back the runs held by processes that are certainly gone (a run killed with
+        SIGKILL on this machine, in this container), so a restart need not wait for their
+        leases to expire; any other holder's runs wait for its lease (``Holder``)."""
         released = 0
-        host = socket.gethostname()
         for holder in self._ledger.run_holders(name):
-            holder_host, _, rest = holder.partition(":")
-            pid = rest.partition(":")[0]
-            if holder_host != host or not pid.isdigit() or holder == self.worker_id:
-                continue
-            # This process's pid under another id: an earlier process the pid was reused by
-            # (a restarted container), so gone too.
-            if int(pid) == os.getpid() or not _alive(int(pid)):
+            found = Holder.parse(holder)
+            if holder != self.worker_id and found is not None and found.is_gone():
                 released += self._ledger.release_runs_of(name, holder)
         return released
 
@@ -395,16 +389,6 @@ def _run_write(run: PendingRun, done: TargetRun | CaseResult) -> RunWrite:
         return RunWrite(run.claim, record.model_dump_json(fallback=repr), finished=True)
     work = _Work(case=run.case, given=_stored(done))
     return RunWrite(run.claim, work.model_dump_json(fallback=repr))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _jsonable(value: Any) -> Any:

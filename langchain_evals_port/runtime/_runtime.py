@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,7 +36,7 @@ from ._ids import evaluation_id, sampled
 from ._records import EvaluationRecord, InteractionRecord, Trigger, WorkUnit
 from ._registry import RegistrationTarget, registry
 from .capture import BoundAgent, InteractionCallbackHandler
-from .ledger import Ledger, SqliteLedger
+from .ledger import Holder, Ledger, SqliteLedger
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -87,7 +84,8 @@ class EvaluationRuntime:
             ``LangSmithFeedbackTracer``): a verdict with its score and explanation; an
             inconclusive or failed outcome without a score, its comment saying why
             (``[inconclusive] reason``, ``[failed: code] message``).
-        worker_id: Names this process's claims (default: host, pid and a random suffix).
+        worker_id: Names this process's claims (default: host, pid, a random instance id
+            and where and when the process runs: ``ledger.Holder``).
         checkpointer: Where durable evaluators keep their steps (an async LangGraph
             checkpointer); by default one on the ledger's storage (the SQLite file, the
             PostgreSQL database, or memory).
@@ -498,7 +496,7 @@ def _default_ledger() -> Ledger:
 
 
 def _worker_id() -> str:
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    return str(Holder.current())
 
 
 def _still_pending(ledger: Ledger, interaction_id: str, timeout: float) -> TimeoutError:

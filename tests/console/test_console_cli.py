@@ -17,6 +17,8 @@ from _seed import seed_small
 
 from langchain_evals_port.runtime.ledger import SqliteLedger
 
+pytestmark = pytest.mark.processes
+
 pytest.importorskip("uvicorn", reason="the console extra is not installed")
 
 
@@ -62,7 +64,7 @@ def test_the_command_serves_the_console_on_localhost(seeded_file: Path) -> None:
     server = _console("--ledger", str(seeded_file), "--port", "0", "--read-only")
     try:
         url, _ = _address(server)
-        page = httpx.get(f"{url}failed")
+        page = httpx.get(f"{url}failed", timeout=600)
         assert page.status_code == 200
         assert "judge timed out after 30 s" in page.text
         assert "Retry" not in page.text  # --read-only

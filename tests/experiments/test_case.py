@@ -57,6 +57,7 @@ def test_content_ids_are_pinned():
     )
 
 
+@pytest.mark.processes
 def test_content_ids_are_the_same_in_other_processes():
     script = (
         "import json, sys\n"

@@ -117,6 +117,7 @@ def test_load_reads_a_name_from_langsmith(langsmith_endpoint, client):
         Dataset.load(name, client=client, split=["test"])
 
 
+@pytest.mark.processes
 def test_without_a_client_the_environment_says_where_langsmith_is(langsmith_endpoint):
     # A fresh process: langsmith caches the environment it reads.
     name = unique_name()

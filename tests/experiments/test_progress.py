@@ -60,6 +60,7 @@ def on_a_terminal(progress: str, **env: str) -> str:
     return drawn.decode(errors="replace")
 
 
+@pytest.mark.processes
 def test_a_progress_bar_with_rate_and_eta_on_a_terminal() -> None:
     drawn = on_a_terminal("auto")
     assert "arithmetic" in drawn
@@ -69,10 +70,12 @@ def test_a_progress_bar_with_rate_and_eta_on_a_terminal() -> None:
 
 
 @pytest.mark.parametrize(("progress", "env"), [("auto", {"CI": "true"}), ("off", {})])
+@pytest.mark.processes
 def test_no_progress_bar_in_ci_or_when_turned_off(progress: str, env: dict[str, str]) -> None:
     assert on_a_terminal(progress, **env) == ""
 
 
+@pytest.mark.processes
 def test_progress_on_draws_in_a_pipe_too() -> None:
     run = subprocess.run(
         [sys.executable, "-c", PROGRAM, "on"], capture_output=True, text=True, check=True

@@ -79,6 +79,7 @@ def _finished(location: str) -> set[str]:
             return set()
 
 
+@pytest.mark.processes
 def test_a_run_killed_outright_resumes_with_its_unfinished_cases_only(
     tmp_path: Path, location: str
 ) -> None:

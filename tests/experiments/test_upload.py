@@ -259,6 +259,7 @@ def test_an_unreachable_endpoint_fails_within_the_timeout(
         assert "did not answer within 2s while creating the experiment" in str(caught.value)
 
 
+@pytest.mark.processes
 def test_the_default_client_is_bounded_and_leaves_nothing_running(silent_endpoint: str) -> None:
     # A fresh process: langsmith caches the environment it reads. It must exit promptly
     # after the failure (no thread left blocking it).

@@ -315,6 +315,7 @@ def test_bad_configuration_fails_at_construction() -> None:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.processes
 def test_a_tool_past_its_timeout_is_killed_with_its_children(mode: str, tmp_path: Path) -> None:
     import asyncio
     import subprocess

@@ -15,6 +15,8 @@ from langchain_evals_port.code._local import LocalProcessSandboxRunner
 from langchain_evals_port.code._sandbox import Limits, SandboxResult
 from langchain_evals_port.core.errors import EvaluationFailure, ToolNotFoundError
 
+pytestmark = pytest.mark.processes
+
 ANSWER = """Here you go:
 
 ```bash

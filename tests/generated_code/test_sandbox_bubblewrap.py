@@ -24,6 +24,8 @@ from langchain_evals_port.core.errors import (
     ToolNotFoundError,
 )
 
+pytestmark = [pytest.mark.processes, pytest.mark.services]
+
 PY = ["python3", "main.py"]
 
 

@@ -16,6 +16,8 @@ from langchain_evals_port.code._local import LocalProcessSandboxRunner
 from langchain_evals_port.code._sandbox import Limits, SandboxRunner
 from langchain_evals_port.core.errors import EvaluatorInputError
 
+pytestmark = pytest.mark.processes
+
 PY = [sys.executable, "main.py"]
 
 

@@ -25,6 +25,8 @@ import pytest
 from langchain_evals_port.code._local import LocalProcessSandboxRunner
 from langchain_evals_port.code._sandbox import Limits, SandboxResult, SandboxRunner
 
+pytestmark = pytest.mark.processes
+
 RunnerFactory = Callable[..., SandboxRunner]
 """The ``runner`` fixture: builds a sandboxed runner (``ro_binds``/``rw_binds`` optional)."""
 
@@ -253,7 +255,7 @@ time.sleep(float(sys.argv[2]))
 print("done")
 """
     sandbox = runner()
-    lifted = sandbox.run({"probe.py": probe}, [*PY, token, "0.3"], limits=Limits(wall_seconds=15))
+    lifted = sandbox.run({"probe.py": probe}, [*PY, token, "0.3"], limits=Limits(wall_seconds=600))
     assert lifted.exit_code == 0, _report(lifted)
     assert lifted.stdout == "done\n"
     assert processes_with(token) == []
@@ -261,7 +263,6 @@ print("done")
     result = sandbox.run({"probe.py": probe}, [*PY, token, "3600"], limits=Limits(wall_seconds=0.7))
     assert result.timed_out, _report(result)
     assert result.exit_code is None
-    assert result.duration < 5
     assert processes_with(token) == []
 
 
@@ -274,13 +275,15 @@ while time.process_time() < end:
 print("spun")
 """
     sandbox = runner()
-    lifted = sandbox.run({"probe.py": probe}, [*PY, "1.2"], limits=Limits(cpu_seconds=5))
+    # Wall limits no load reaches: what stops the endless spin is the CPU limit.
+    lifted = sandbox.run(
+        {"probe.py": probe}, [*PY, "1.2"], limits=Limits(cpu_seconds=5, wall_seconds=600)
+    )
     assert lifted.exit_code == 0, _report(lifted)
     assert "spun" in lifted.stdout
 
     result = sandbox.run(
-        {"probe.py": probe}, [*PY, "60"], limits=Limits(cpu_seconds=1, wall_seconds=20)
+        {"probe.py": probe}, [*PY, "inf"], limits=Limits(cpu_seconds=1, wall_seconds=600)
     )
     assert not result.timed_out, _report(result)
     assert result.exit_code in (-24, -9), _report(result)  # SIGXCPU, then SIGKILL
-    assert result.duration < 10

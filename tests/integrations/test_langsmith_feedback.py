@@ -226,6 +226,7 @@ def test_test_feedback_does_nothing_outside_a_langsmith_test() -> None:
     LangSmithTestFeedback().on_result("x", EvaluatorResult(key="x", score=1.0))
 
 
+@pytest.mark.processes
 def test_package_import_does_not_import_the_integration() -> None:
     code = "import sys, langchain_evals_port; print('langchain_evals_port.integrations.langsmith' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -272,6 +273,7 @@ def test_logged():
 """
 
 
+@pytest.mark.processes
 def test_test_feedback_inside_a_langsmith_pytest_test(
     pytester: pytest.Pytester, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,6 +299,7 @@ def test_scored():
 """
 
 
+@pytest.mark.processes
 def test_the_plugin_logs_results_of_an_eval_suite_langsmith_test(
     pytester: pytest.Pytester, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -333,6 +336,7 @@ def test_judged():
 """
 
 
+@pytest.mark.processes
 def test_judge_calls_run_inside_a_langsmith_feedback_run(
     pytester: pytest.Pytester, recorder: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

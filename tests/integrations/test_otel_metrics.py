@@ -148,6 +148,7 @@ def _run_isolated(code: str, **env: str) -> str:
     return completed.stdout.strip()
 
 
+@pytest.mark.processes
 def test_a_global_meter_provider_gets_metrics_automatically_and_alongside_a_scope() -> None:
     output = _run_isolated("""
         ExactMatch()(outputs=1, reference_outputs=1)  # before: the proxy provider, no metrics
@@ -161,6 +162,7 @@ def test_a_global_meter_provider_gets_metrics_automatically_and_alongside_a_scop
     assert output == "2 ['start', 'result']"
 
 
+@pytest.mark.processes
 def test_the_automatic_tracer_is_cached_per_provider() -> None:
     output = _run_isolated("""
         from langchain_evals_port.integrations.otel import automatic_tracer
@@ -171,6 +173,7 @@ def test_the_automatic_tracer_is_cached_per_provider() -> None:
     assert output == "True"
 
 
+@pytest.mark.processes
 def test_opting_out_by_environment_variable() -> None:
     code = """
         metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
@@ -180,6 +183,7 @@ def test_opting_out_by_environment_variable() -> None:
     assert _run_isolated(code, LANGCHAIN_EVALS_OTEL="off") == "0"
 
 
+@pytest.mark.processes
 def test_opting_out_by_function() -> None:
     output = _run_isolated("""
         from langchain_evals_port.integrations.otel import set_auto_metrics
@@ -193,6 +197,7 @@ def test_opting_out_by_function() -> None:
     assert output == "1"
 
 
+@pytest.mark.processes
 def test_a_scope_tracer_and_a_failing_tracer_do_not_stop_the_metrics() -> None:
     output = _run_isolated("""
         class Broken:
@@ -205,6 +210,7 @@ def test_a_scope_tracer_and_a_failing_tracer_do_not_stop_the_metrics() -> None:
     assert output == "True 1"
 
 
+@pytest.mark.processes
 def test_a_configured_tracer_beats_the_ambient_ones() -> None:
     output = _run_isolated("""
         metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
@@ -222,6 +228,7 @@ def test_without_a_provider_there_is_no_automatic_tracer() -> None:
     assert len(recording.events) == 2
 
 
+@pytest.mark.processes
 def test_the_module_imports_and_stays_off_without_the_otel_extra() -> None:
     # None in sys.modules is how Python itself spells "not installed" (ModuleNotFoundError).
     code = textwrap.dedent("""

@@ -295,6 +295,7 @@ def run_python(code: str) -> str:
     return done.stdout.strip()
 
 
+@pytest.mark.processes
 def test_importing_does_not_import_scipy_or_numpy():
     code = (
         "import sys, langchain_evals_port, langchain_evals_port.json_match; "
@@ -303,6 +304,7 @@ def test_importing_does_not_import_scipy_or_numpy():
     assert run_python(code) == "[]"
 
 
+@pytest.mark.processes
 def test_scipy_is_loaded_only_when_the_greedy_pairing_is_not_optimal():
     code = (
         "import sys; from langchain_evals_port.json_match import JsonMatch; "

@@ -273,6 +273,7 @@ def _use_the_inherited_cache(cache: SqliteCache, path: Path, opened: Any) -> Non
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+@pytest.mark.processes
 def test_a_forked_child_opens_its_own_connection(path, cache):
     cache.update("parent", "m", chat("from the parent"))
     context = multiprocessing.get_context("fork")
@@ -309,6 +310,7 @@ print("done", flush=True)
 """
 
 
+@pytest.mark.processes
 def test_processes_writing_one_new_file_at_once_lose_nothing(path):
     rounds = 100
     workers = [
@@ -645,6 +647,7 @@ print(json.dumps({"calls": len(model.calls), "scores": [r.score for r in results
 """
 
 
+@pytest.mark.processes
 def test_an_unchanged_rerun_in_another_process_makes_no_judge_calls(path):
     def run() -> dict[str, Any]:
         done = subprocess.run(

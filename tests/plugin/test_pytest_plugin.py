@@ -418,6 +418,7 @@ def test_a_corrupt_previous_report_does_not_fail(pytester: pytest.Pytester) -> N
     assert report_json(pytester)["keys"]["quality"]["mean"] == 1.0
 
 
+@pytest.mark.processes
 def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     pytester.makepyfile(SCORES.format(scores=[1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.5, 0.5]))
@@ -456,6 +457,7 @@ def test_without_xdist_an_unrelated_test_runs_and_a_report_is_still_written(
     assert report_json(pytester)["keys"]["quality"]["mean"] == 0.75
 
 
+@pytest.mark.processes
 def test_an_inert_plugin_imports_nothing_but_itself(pytester: pytest.Pytester) -> None:
     # Every pytest start in the environment pays for what the plugin imports.
     pytester.makepyfile(
@@ -471,6 +473,7 @@ def test_an_inert_plugin_imports_nothing_but_itself(pytester: pytest.Pytester) -
     pytester.runpytest_subprocess(*OPTS).assert_outcomes(passed=1)
 
 
+@pytest.mark.processes
 def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None:
     suite = Path(__file__).resolve().parents[2] / "cookbook" / "eval_suite"
     (tmp_path / "test_support_answers.py").write_text(

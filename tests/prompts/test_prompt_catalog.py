@@ -312,6 +312,7 @@ IMPORT_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.processes
 def test_importing_reads_nothing_and_using_reads_each_prompt_module_once():
     done = subprocess.run(
         [sys.executable, "-c", IMPORT_PROBE], capture_output=True, text=True, timeout=60

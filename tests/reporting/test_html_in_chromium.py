@@ -21,7 +21,11 @@ _MISSING = "chromium is not installed: the HTML report was NOT checked in a brow
 if CHROMIUM is None and os.environ.get("CI") == "true":
     # A skipped service suite is a failure in CI.
     pytest.fail(f"{_MISSING} (CI=true)", pytrace=False)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=_MISSING)
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason=_MISSING),
+    pytest.mark.processes,
+    pytest.mark.services,
+]
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -59,6 +59,7 @@ def count(dsn: str, query: str) -> int:
     return int(value)
 
 
+@pytest.mark.processes
 def test_two_processes_complete_every_unit_exactly_once(postgres_dsn, ledger):
     for n in range(50):
         work = [make_unit(f"e-{n}-{k}", interaction_id=f"i-{n}") for k in range(10)]
@@ -282,6 +283,7 @@ def test_a_bad_pool_size_is_refused(pool_size):
         PostgresLedger("postgresql://127.0.0.1:1/x", pool_size=pool_size)
 
 
+@pytest.mark.processes
 def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
     # psycopg is an optional extra: without it the runtime imports, and only creating a
     # PostgresLedger fails, naming the extra to install.
@@ -310,6 +312,7 @@ def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
     )
 
 
+@pytest.mark.processes
 def test_importing_the_package_imports_neither_psycopg_nor_pytest():
     # Both are optional: psycopg until a PostgresLedger is created, pytest until the ledger
     # contract suite (langchain_evals_port.runtime.ledger.contract) runs.

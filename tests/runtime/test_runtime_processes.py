@@ -23,6 +23,8 @@ from langchain_evals_port import Score, evaluator
 from langchain_evals_port.runtime import EvaluationRecord, EvaluationRuntime, SqliteLedger
 from langchain_evals_port.runtime.testkit import runtime_testkit
 
+pytestmark = pytest.mark.processes
+
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "_runtime_process.py"
 REPO = HERE.parent.parent

@@ -179,6 +179,7 @@ print(json.dumps(points))
 """
 
 
+@pytest.mark.processes
 def test_each_evaluation_is_measured_once_per_key_and_pass_fail_apart_from_scores() -> None:
     completed = subprocess.run(
         [sys.executable, "-c", GLOBAL_PROVIDER_CHILD],

@@ -42,6 +42,7 @@ print(json.dumps(claimed), flush=True)
 """
 
 
+@pytest.mark.processes
 def test_two_processes_complete_every_unit_exactly_once(tmp_path):
     path = tmp_path / "ledger.db"
     ledger = SqliteLedger(path)

@@ -35,6 +35,8 @@ from langchain_evals_port.runtime import (
     open_ledger,
 )
 
+pytestmark = pytest.mark.processes
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 WORKER_EVALUATORS = "_worker_evaluators:EVALUATORS"

@@ -12,6 +12,7 @@ ledger of your own to run too.
 from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
 from ._experiment_runs import ExperimentRow, ExperimentRuns, RunClaim, RunRow, RunWrite
 from ._export import export_jsonl
+from ._holder import Holder
 from ._memory import InMemoryLedger
 from ._open import open_ledger
 
@@ -26,6 +27,7 @@ __all__ = [
     "CheckpointerUnavailableError",
     "ExperimentRow",
     "ExperimentRuns",
+    "Holder",
     "InMemoryLedger",
     "InteractionNotFoundError",
     "Ledger",

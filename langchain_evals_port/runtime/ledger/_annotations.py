@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_evals_port.runtime._annotation import (
     Annotation,
@@ -21,11 +21,14 @@ from langchain_evals_port.runtime._annotation import (
 from langchain_evals_port.runtime._records import InteractionRecord
 
 from ._pages import epoch
+from ._reconnect import retried
 
 if TYPE_CHECKING:
     from ._sql import Session
 
 __all__ = ["Annotations"]
+
+T = TypeVar("T")
 
 
 class Annotations(ABC):
@@ -38,6 +41,10 @@ class Annotations(ABC):
     @abstractmethod
     def _transaction(self) -> AbstractContextManager[Session]:
         """A connection inside one transaction."""
+
+    @abstractmethod
+    def _retry(self, call: Callable[[], T]) -> T:
+        """``call()``, again after a lost connection (``@retried``)."""
 
     @abstractmethod
     def get_interaction(self, interaction_id: str) -> InteractionRecord:
@@ -115,6 +122,7 @@ class Annotations(ABC):
         self.record_annotations([annotation])
         return annotation
 
+    @retried
     def record_annotations(self, annotations: Sequence[Annotation]) -> int:
         """Store ``annotations`` in one transaction; the number stored. An id already
         stored with the same content is a repeat, kept as it was (not counted).

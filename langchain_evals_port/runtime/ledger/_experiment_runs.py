@@ -15,18 +15,21 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ._pages import check_limit
 from ._queue import check_lease
+from ._reconnect import retried
 
 if TYPE_CHECKING:
     from ._sql import Session
 
 __all__ = ["ExperimentRow", "ExperimentRuns", "RunClaim", "RunRow", "RunWrite"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,11 @@ class ExperimentRuns(ABC):
     def _transaction(self) -> AbstractContextManager[Session]:
         """A connection inside one transaction."""
 
+    @abstractmethod
+    def _retry(self, call: Callable[[], T]) -> T:
+        """``call()``, again after a lost connection (``@retried``)."""
+
+    @retried
     def create_experiment(
         self, name: str, record: str, runs: Sequence[tuple[str, int, str]]
     ) -> tuple[bool, str]:
@@ -131,6 +139,7 @@ class ExperimentRuns(ABC):
             for n, at, record, runs, done in rows
         ]
 
+    @retried
     def claim_runs(
         self, experiment: str, worker_id: str, *, limit: int, lease_seconds: float
     ) -> list[RunClaim]:
@@ -160,6 +169,7 @@ class ExperimentRuns(ABC):
             for case_id, trial, token, work in due
         ]
 
+    @retried
     def renew_runs(
         self, experiment: str, claims: Sequence[RunClaim], *, lease_seconds: float
     ) -> int:
@@ -173,6 +183,7 @@ class ExperimentRuns(ABC):
                 [(time.time() + lease_seconds, *_fence(experiment, claim)) for claim in claims],
             )
 
+    @retried
     def write_runs(self, experiment: str, writes: Sequence[RunWrite]) -> list[bool]:
         """Apply ``writes``, in order and in one transaction, each while its claim holds;
         for each, whether it did (False: the run was taken over, and is or will be recorded
@@ -192,6 +203,7 @@ class ExperimentRuns(ABC):
                 for write in writes
             ]
 
+    @retried
     def release_runs(self, experiment: str, claims: Sequence[RunClaim]) -> int:
         """Hand unfinished claimed runs back, claimable at once; the number released."""
         if not claims:

@@ -13,10 +13,12 @@ extra).
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 import re
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from langchain_evals_port.runtime._records import InteractionRecord, WorkUnit
@@ -27,9 +29,13 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg import Connection
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 __all__ = ["PostgresLedger"]
+
+logger = logging.getLogger("langchain_evals_port.runtime")
+
+T = TypeVar("T")
 
 _SCHEMA_LOCK = 0x6C65_6467_6572_0001
 """The advisory lock under which ledgers set up or migrate the tables (processes may start
@@ -89,6 +95,10 @@ class PostgresLedger(SqlLedger):
             ``host=... dbname=...``.
         pool_size: The most connections the ledger keeps open.
         connect_timeout: Seconds to wait for the server when connecting.
+        reconnect_seconds: How long a call waits for a server that went away (a restart,
+            a failover) before it fails with ``ConnectionError``: a call that lost its
+            connection runs again, from the start of its statement or transaction, as the
+            pool reconnects (with growing pauses), so a restart loses and repeats nothing.
         setup: Create the tables, or migrate those of an earlier release, now
             (``setup()``). With ``False`` the database must already be at this release's
             schema version (e.g. migrated by a deploy step).
@@ -98,7 +108,8 @@ class PostgresLedger(SqlLedger):
             ledger's ``repr`` and errors show it with the password masked).
 
     Raises:
-        ConnectionError: The server cannot be reached or refuses the connection.
+        ConnectionError: The server cannot be reached or refuses the connection (from any
+            call: for longer than ``reconnect_seconds``).
         ValueError: ``dsn`` is not a connection string.
         LedgerSchemaError: The database was set up by a newer release (or, with
             ``setup=False``, not yet set up for this one).
@@ -111,10 +122,16 @@ class PostgresLedger(SqlLedger):
         *,
         pool_size: int = 8,
         connect_timeout: float = 10.0,
+        reconnect_seconds: float = 120.0,
         setup: bool = True,
     ) -> None:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be a positive int, got {pool_size!r}")
+        if not 0 <= reconnect_seconds < math.inf:
+            raise ValueError(
+                f"reconnect_seconds must be a number of seconds >= 0, got {reconnect_seconds!r}"
+            )
+        self.reconnect_seconds = float(reconnect_seconds)
         try:
             import psycopg
             from psycopg.types.string import TextLoader
@@ -150,6 +167,9 @@ class PostgresLedger(SqlLedger):
             kwargs=options,
             # Records are read as the JSON text they were stored as, not parsed to dicts.
             configure=lambda db: db.adapters.register_loader("json", TextLoader),
+            # A pooled connection is checked as it is handed out: one the server closed (a
+            # restart) is replaced, rather than failing the call that gets it.
+            check=ConnectionPool.check_connection,
             open=False,
             name=f"ledger {self._shown}",
         )
@@ -180,6 +200,41 @@ class PostgresLedger(SqlLedger):
     def _transaction(self) -> Iterator[Session]:
         with self._pool.connection() as db, db.transaction():
             yield _Statements(db)
+
+    def _retry(self, call: Callable[[], T]) -> T:
+        """``call()``; after a lost connection, again and again (pauses growing to 2 s) until
+        it goes through or ``reconnect_seconds`` have passed (then ``ConnectionError``)."""
+        try:
+            return call()
+        except Exception as error:
+            if not _connection_lost(error):
+                raise
+            logger.warning(
+                "%r: lost the connection to the server (%s); reconnecting for up to %g s",
+                self,
+                _scrub(str(error), self.dsn),
+                self.reconnect_seconds,
+            )
+        import tenacity  # on the first lost connection only: importing it takes a while
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(_connection_lost),
+            # Jittered, so processes that lost the server together do not return in step.
+            wait=tenacity.wait_exponential(multiplier=0.1, max=2.0) + tenacity.wait_random(0, 0.1),
+            stop=tenacity.stop_after_delay(self.reconnect_seconds),
+            reraise=True,
+        )
+        try:
+            result = retrying(call)
+        except Exception as error:
+            if not _connection_lost(error):
+                raise
+            raise ConnectionError(
+                f"PostgreSQL ledger {self._shown}: the server has not answered for "
+                f"{self.reconnect_seconds:g} s: {_scrub(str(error), self.dsn)}"
+            ) from None
+        logger.warning("%r: reconnected", self)
+        return result
 
     def _lock_schema(self, tx: Session) -> None:
         """Wait for the schema lock, held to the end of the transaction.
@@ -212,35 +267,69 @@ class PostgresLedger(SqlLedger):
         # Imported here: langgraph-checkpoint-postgres comes with the postgres extra, which
         # importing this module must not need.
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
 
-        async with AsyncPostgresSaver.from_conn_string(self.dsn) as saver:
-            await _set_up_checkpoints(saver)
+        # A pool rather than one connection: a connection the server closed (a restart) is
+        # replaced as it is handed out, so durable evaluations go on after a restart.
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            self.dsn,
+            min_size=1,
+            max_size=4,
+            kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+            name=f"checkpoints {self._shown}",
+        )
+        await pool.open(wait=True)
+        try:
+            saver = AsyncPostgresSaver(pool)
+            await _set_up_checkpoints(saver, pool)
             yield saver
+        finally:
+            await pool.close()
 
 
-async def _set_up_checkpoints(saver: AsyncPostgresSaver) -> None:
+def _connection_lost(error: BaseException) -> bool:
+    """Whether ``error`` says the connection to the server was lost or cannot be made (the
+    server shut down, restarted or is unreachable), so the call may run again."""
+    from psycopg import OperationalError
+    from psycopg_pool import PoolClosed
+
+    if not isinstance(error, OperationalError) or isinstance(error, PoolClosed):
+        return False  # PoolClosed: the ledger was closed, which no retry undoes
+    state = error.sqlstate
+    # No SQLSTATE: the client's side (connection refused, closed, a pool timeout); class 08:
+    # connection exceptions; 57P01-57P03: the server shutting down or starting.
+    return state is None or state.startswith("08") or state in _SHUTDOWN_STATES
+
+
+_SHUTDOWN_STATES = frozenset({"57P01", "57P02", "57P03"})
+
+
+async def _set_up_checkpoints(saver: AsyncPostgresSaver, pool: AsyncConnectionPool[Any]) -> None:
     """Run LangGraph's checkpoint migrations (``saver.setup()``), one session at a time.
 
     Sessions running ``setup()`` at once collide (each creates the tables and inserts the
-    migration versions), so it runs under an advisory lock on the saver's connection. A
-    session lock, as some migrations ``CREATE INDEX CONCURRENTLY``, which no transaction may
-    hold; and taken by polling, as a session blocked in ``pg_advisory_lock`` holds a
-    snapshot that ``CREATE INDEX CONCURRENTLY`` waits for: the two would deadlock.
+    migration versions), so it runs under an advisory lock held on a connection of the
+    saver's pool. A session lock, as some migrations ``CREATE INDEX CONCURRENTLY``, which no
+    transaction may hold; and taken by polling, as a session blocked in
+    ``pg_advisory_lock`` holds a snapshot that ``CREATE INDEX CONCURRENTLY`` waits for: the
+    two would deadlock.
     """
-    from psycopg import AsyncConnection
-
-    db = saver.conn
-    assert isinstance(db, AsyncConnection)  # from_conn_string: one connection, not a pool
-    while True:
-        cursor = await db.execute("SELECT pg_try_advisory_lock(%s) AS locked", (_CHECKPOINT_LOCK,))
-        row = await cursor.fetchone()
-        if row is not None and row["locked"]:
-            break
-        await asyncio.sleep(0.05)
-    try:
-        await saver.setup()
-    finally:
-        await db.execute("SELECT pg_advisory_unlock(%s)", (_CHECKPOINT_LOCK,))
+    async with pool.connection() as db:
+        while True:
+            cursor = await db.execute(
+                "SELECT pg_try_advisory_lock(%s) AS locked", (_CHECKPOINT_LOCK,)
+            )
+            row = await cursor.fetchone()
+            if row is not None and row["locked"]:
+                break
+            await asyncio.sleep(0.05)
+        try:
+            await saver.setup()
+        finally:
+            await db.execute("SELECT pg_advisory_unlock(%s)", (_CHECKPOINT_LOCK,))
 
 
 def redact_dsn(dsn: str) -> str:

@@ -39,12 +39,14 @@ from ._experiment_runs import ExperimentRuns
 from ._migrations import MIGRATIONS, Migration, evaluation_summary
 from ._pages import check_limit, decode_cursor, epoch, page_of
 from ._queue import check_completion, check_lease, released_unit, resumed_unit
+from ._reconnect import retried
 
 __all__ = ["Session", "SqlLedger", "interaction_row"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
 
 M = TypeVar("M", InteractionRecord, EvaluationRecord)
+T = TypeVar("T")
 
 
 class Session(Protocol):
@@ -101,10 +103,16 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
         """A connection inside one transaction that keeps other writers of the rows it
         writes out, committed when the block ends normally."""
 
+    @retried
     def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
         """Run one statement, atomic on its own; the rows it changed."""
         with self._connect() as session:
             return session.change(sql, parameters)
+
+    def _retry(self, call: Callable[[], T]) -> T:
+        """Run a statement or transaction (``@retried``): again after a lost connection,
+        where a backend can lose one (here, once)."""
+        return call()
 
     def _lock_schema(self, tx: Session) -> None:
         """Make ledgers that set up the same storage at once take turns (the transaction
@@ -205,6 +213,7 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
 
     # --- records ----------------------------------------------------------------------------
 
+    @retried
     def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._connect() as session:
             return session.rows(sql, parameters)
@@ -316,6 +325,7 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
 
     # --- work queue -------------------------------------------------------------------------
 
+    @retried
     def claim(self, worker_id: str, *, limit: int, lease_seconds: float) -> list[Claim]:
         """Claim up to ``limit`` due units (oldest first) for ``worker_id``; units another
         claimer is taking at the same moment are passed over."""
@@ -349,6 +359,7 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
         )
         return claim.model_copy(update={"lease_expires_at": lease_until}) if changed else None
 
+    @retried
     def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
         """Record the outcome (first writer wins) and remove the unit; False when lost."""
         check_completion(claim, record)
@@ -399,6 +410,7 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
         )
         return [WorkUnit.model_validate_json(text) for (text,) in rows]
 
+    @retried
     def resume(self, evaluation_id: str, value: Any) -> bool:
         """Make a waiting unit due now, carrying ``value``; False when none is waiting."""
         with self._transaction() as tx:

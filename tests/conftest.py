@@ -17,6 +17,10 @@ import pytest
 # The plugin and LangSmith tests drive inner pytest runs.
 pytest_plugins = ["pytester"]
 
+# OpenEvals' and agentevals' own test files are test data, run by
+# tests/compat/test_peer_suites.py in a pytest of their own: never collected here.
+collect_ignore = ["compat/peer_suites"]
+
 
 @dataclass
 class LangSmithStandIn:

@@ -214,7 +214,8 @@ def test_booleans_mixed_with_numbers_are_a_mean_not_a_pass_rate() -> None:
             "results_by_case\\['a'\\] must hold EvaluatorResult objects, got dict",
         ),
         (
-            {"a": [verdict(math.inf)]},
+            # Results refuse an infinite score; one built around validation still is refused here.
+            {"a": [EvaluatorResult.model_construct(key="k", score=math.inf)]},
             ValueError,
             "results_by_case\\['a'\\] has a 'k' score of inf; statistics need finite scores",
         ),

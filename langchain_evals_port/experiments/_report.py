@@ -399,12 +399,12 @@ def _markdown(view: _View) -> str:
     ]
     for run in result.runs:
         error = _error(run)
-        outputs = _text(run.run.outputs)
+        outputs = _visible(run.run.outputs)
         cells = [
             run.case.id,
             str(run.trial),
-            _code(shorten(one_line(_text(run.case.inputs)), _CELL_LIMIT)),
-            f"raised {error}" if error else _code(shorten(one_line(outputs), _CELL_LIMIT)),
+            _code(shorten(_visible(run.case.inputs), _CELL_LIMIT)),
+            f"raised {one_line(error)}" if error else _code(shorten(outputs, _CELL_LIMIT)),
             f"{run.run.latency:.3f} s",
             run_tokens(run),
             *(_markdown_results(run, key) for key in view.keys),
@@ -418,6 +418,16 @@ def _runs_line(result: ExperimentResult) -> str:
     trials = max((run.trial for run in result.runs), default=-1) + 1
     each = "1 trial" if trials == 1 else f"{trials} trials"
     return f"{len(result.runs)} runs of {cases} cases ({each} each)."
+
+
+def _visible(value: Any) -> str:
+    """``value`` on one line with its white space kept visible: a string whose spaces or
+    line breaks would be lost in a table cell is shown as a JSON string (``"  padded  "``,
+    ``"one\\ntwo"``), anything else as compact JSON (which has no line breaks)."""
+    text = _text(value)
+    if isinstance(value, str) and one_line(text) != text:
+        return json.dumps(text, ensure_ascii=False)
+    return text
 
 
 def _code(text: str) -> str:

@@ -240,7 +240,8 @@ def test_long_outputs_are_cut_in_markdown_and_html_and_whole_in_json(tmp_path: P
     )
     files = written(result, tmp_path)
     assert files["json"]["runs"][0]["outputs"] == long
-    cut = "word " * 23 + "word…"
+    # Its trailing space is kept visible: a JSON string, quoted.
+    cut = '"' + "word " * 23 + "wor…"
     assert len(cut) == 120
     assert f"| `{cut}` |" in files["md"]
     assert long.strip() not in files["md"]
@@ -397,3 +398,20 @@ def test_trials_are_rows_of_their_own(tmp_path: Path) -> None:
     ]
     assert files["json"]["keys"]["exact_match"]["verdicts"] == 8
     assert files["json"]["keys"]["exact_match"]["cases"] == 4
+
+
+def test_markdown_keeps_the_whitespace_of_outputs_visible(tmp_path: Path) -> None:
+    dataset = Dataset.from_records(
+        [
+            {"id": "padded", "inputs": {"q": "a  b"}, "reference_outputs": "padded"},
+            {"id": "lines", "inputs": {"q": "c"}, "reference_outputs": "x"},
+        ]
+    )
+    answers = {"a  b": "  padded  ", "c": "one\ntwo"}
+    result = run_experiment(
+        lambda inputs: answers[inputs["q"]], dataset, [ExactMatch()], name="ws", progress=False
+    )
+    markdown = written(result, tmp_path)["md"]
+    assert '`"  padded  "`' in markdown
+    assert '`"one\\ntwo"`' in markdown
+    assert '`{"q": "a  b"}`' in markdown

@@ -415,3 +415,55 @@ def test_markdown_keeps_the_whitespace_of_outputs_visible(tmp_path: Path) -> Non
     assert '`"  padded  "`' in markdown
     assert '`"one\\ntwo"`' in markdown
     assert '`{"q": "a  b"}`' in markdown
+
+
+def test_an_agent_s_messages_read_as_a_folded_transcript(tmp_path: Path) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from langchain_evals_port.experiments import ExperimentStore, report_html
+
+    def agent(inputs: dict[str, str]) -> dict[str, Any]:
+        call = {"name": "weather", "args": {"city": "Paris"}, "id": "c1"}
+        return {
+            "messages": [
+                HumanMessage(inputs["q"]),
+                AIMessage("", tool_calls=[call]),
+                ToolMessage("sunny, 21 °C", tool_call_id="c1", name="weather"),
+                AIMessage("It is sunny in Paris."),
+            ],
+            "remaining_steps": 3,
+        }
+
+    dataset = Dataset.from_records([{"id": "paris", "inputs": {"q": "Weather in Paris?"}}])
+    with ExperimentStore(tmp_path / "experiments.db") as store:
+        run_experiment(agent, dataset, [brevity], name="agent", store=store, progress=False)
+        loaded = store.load("agent")
+    pages = [
+        re.sub(r">\s+<", "><", report_html(loaded, plotly=False)),
+        written(loaded, tmp_path / "files")["html"],
+    ]
+    for page in pages:
+        cell = page[page.index('<td class="text outputs">') :]
+        cell = cell[: cell.index("</td>")]
+        assert cell.startswith(
+            '<td class="text outputs"><details class="run-transcript">'
+            "<summary>4 messages, 1 tool call: It is sunny in Paris.</summary>"
+            '<ol class="transcript">'
+        )
+        assert '<li class="message human"><div class="role">human</div>' in cell
+        assert (
+            "calls <code>weather</code><pre>{\n  &#34;city&#34;: &#34;Paris&#34;\n}</pre>" in cell
+        )
+        assert '<div class="role">tool · weather</div><pre class="content">sunny, 21 °C</pre>' in (
+            cell
+        )
+        assert "additional_kwargs" not in cell  # no serialized-message dump
+
+
+def test_the_runs_table_gives_text_room_and_never_breaks_a_word() -> None:
+    from langchain_evals_port.reporting._pages import STYLE_SHEET
+
+    css = STYLE_SHEET.read_text(encoding="utf-8")
+    assert "break-word" not in css
+    assert "break-all" not in css
+    assert "#runs td.outputs { min-width: 28rem; }" in css

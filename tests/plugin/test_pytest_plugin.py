@@ -210,12 +210,16 @@ def test_second_run_has_change_column_and_trend(pytester: pytest.Pytester) -> No
     pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
     run(pytester).assert_outcomes(passed=2)
     first = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
-    assert re.search(r"\| quality \| 0\.900 \| 2 \|  \|", first)
+    assert "| quality | 0.900 | [0.000, 1.000] | 2 |  |" in first
     pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
     run(pytester).assert_outcomes(passed=2)
     second = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
     # Test by test: one rose by 0.2, one stayed; two tests cannot tell that from noise.
-    assert "| quality | 1.000 | 2 | +0.100 [-1.171, +1.371] no detectable change |" in second
+    # The paired t interval, [-1.171, +1.371], would leave -1 to 1: it is taken on the logit.
+    assert (
+        "| quality | 1.000 | [1.000, 1.000] | 2 | +0.100 [-0.828, +0.882] no detectable change |"
+        in second
+    )
     assert (
         "- quality: better: test_second_run_has_change_column_and_trend.py::test_quality[1] (+0.200)"
         in second
@@ -584,3 +588,71 @@ def trend_points(html: str) -> int:
     if data is None:
         return html.count("<circle")
     return sum(len(chart["data"][0]["y"]) for chart in json.loads(data.group(1)))
+
+
+def test_report_formats_choose_the_files_written(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    result = run(pytester, "--evals-report-formats", "md,json")
+    result.assert_outcomes(passed=1)
+    assert {p.name for p in pytester.path.glob("eval-report*")} == {
+        "eval-report.md",
+        "eval-report.json",
+    }
+    result.stdout.fnmatch_lines(
+        ["*evaluation report written to *: eval-report.md, eval-report.json"]
+    )
+    for name in pytester.path.glob("eval-report*"):
+        name.unlink()
+    pytester.makeini("[pytest]\nevals_report_formats = json\n")
+    run(pytester).assert_outcomes(passed=1)
+    assert {p.name for p in pytester.path.glob("eval-report*")} == {"eval-report.json"}
+
+
+def test_an_unknown_report_format_is_a_usage_error_naming_the_closest(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    result = run(pytester, "--evals-report-formats", "md,htm")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*--evals-report-formats: unknown report format 'htm'; expected md, json, html "
+            "(did you mean html?)"
+        ]
+    )
+
+
+def test_the_markdown_report_has_the_interval_and_the_test_ids(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.5, 0.75]))
+    run(pytester, "--evals-report-formats", "md").assert_outcomes(passed=3)
+    markdown = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
+    assert "| evaluator | mean score | 95 % interval | n |" in markdown
+    assert re.search(r"\| quality \| 0\.750 \| \[0\.\d{3}, [01]\.\d{3}\] \| 3 \|", markdown)
+    test_id = "test_the_markdown_report_has_the_interval_and_the_test_ids.py::test_quality[1]"
+    assert f"- `{test_id}`: quality (quality): score 0.5" in markdown
+
+
+def test_keys_whose_tests_were_deselected_are_named_as_not_compared(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        SCORES.format(scores=[1.0, 1.0])
+        + """
+
+@evaluator(feedback_key="style")
+def style(outputs):
+    return True
+
+
+@pytest.mark.eval_suite
+def test_style():
+    assert style(outputs="x")["score"]
+"""
+    )
+    run(pytester, *PIN, "--evals-update-baseline").assert_outcomes(passed=3)
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05", "-k", "quality")
+    result.assert_outcomes(passed=2, deselected=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        ["*not compared with the baseline: style (no test of this run scored them*"]
+    )

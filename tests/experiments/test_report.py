@@ -467,3 +467,22 @@ def test_the_runs_table_gives_text_room_and_never_breaks_a_word() -> None:
     assert "break-word" not in css
     assert "break-all" not in css
     assert "#runs td.outputs { min-width: 28rem; }" in css
+
+
+def test_a_logit_interval_is_marked_and_explained_in_every_rendering(tmp_path: Path) -> None:
+    # Eleven cases at 1.0 and one at 0.9: the t interval is [0.973, 1.010].
+    @evaluator(feedback_key="share")
+    def share(outputs: str) -> Score:
+        return Score(0.9 if outputs == "1" else 1.0)
+
+    result = run_experiment(calculator, CASES, [share], name="bounded", progress=False)
+    figures = result.statistics()["share"]
+    assert figures.method == "logit t"
+    assert figures.interval is not None
+    assert figures.interval.high <= 1.0
+    note = "A logit interval stays within the score's bounds (0 and 1)"
+    assert "(logit)" in row(printed(print_summary, result), "share")
+    assert note in printed(print_summary, result)
+    files = written(result, tmp_path)
+    assert note in files["md"]
+    assert note in files["html"]

@@ -486,3 +486,16 @@ def test_a_logit_interval_is_marked_and_explained_in_every_rendering(tmp_path: P
     files = written(result, tmp_path)
     assert note in files["md"]
     assert note in files["html"]
+
+
+def test_with_trials_every_count_of_the_summary_is_of_runs(tmp_path: Path) -> None:
+    result = experiment(calculator, "trials", ARITHMETIC, trials=2)
+    table = printed(print_summary, result)
+    header = " ".join(table.splitlines()[1].split())
+    assert header == "key measure score [95 % interval] verdicts inconclusive failed"
+    assert row(table, "exact_match") == "exact_match pass rate 0.750 [0.301, 0.954] 8 0 0"
+    assert "Counts are runs (2 trials of each case)" in table
+    markdown = written(result, tmp_path)["md"]
+    assert (
+        "| key | measure | score | 95 % interval | verdicts | inconclusive | failed |" in markdown
+    )

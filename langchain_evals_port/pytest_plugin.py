@@ -26,13 +26,19 @@ Options (the first three also ini keys of ``[tool.pytest.ini_options]``; the com
 wins; a command-line path is relative to the invocation directory, an ini one to the rootdir):
 
 - ``--evals-report PATH`` / ``evals_report``: where the Markdown goes.
+- ``--evals-report-formats md,json`` / ``evals_report_formats``: which report files to write
+  (of ``md``, ``json``, ``html``; default all three). The HTML page inlines Plotly (about
+  4.8 MB) when it is installed; without ``json`` the next run has no previous run to compare
+  with, and the history file is kept only with ``html``.
 - ``--evals-baseline PATH`` / ``evals_baseline``: the pinned baseline, a report's JSON. It
   must exist and hold a report (else a usage error), except when it is being updated.
 - ``--evals-max-drop DROP`` / ``evals_max_drop``: fail the session when any key dropped by
   more than ``DROP`` below the pinned baseline *and* outside the noise (the 95 % interval of
   the per-test differences lies below 0; ``reporting.gate``), or lost all its verdicts; a
   larger drop within the noise is reported, not failed. Needs ``--evals-baseline``, with
-  per-test scores (a baseline written before they were kept is a usage error).
+  per-test scores (a baseline written before they were kept is a usage error). A key of the
+  baseline that no test of this run scored (its tests deselected with ``-k``, say) is named
+  as not compared.
 - ``--evals-update-baseline``: when the tests pass, write this run's figures to the pinned
   baseline (drops are then reported as accepted, not failed); needs ``--evals-baseline``.
 - ``evals_autouse`` (ini only): open the scope around every test.
@@ -76,6 +82,7 @@ class _EvalRun:
 
     path: Path
     max_drop: float | None
+    formats: tuple[str, ...] = ("md", "json", "html")
     baseline_path: Path | None = None
     update_baseline: bool = False
     report: EvalReport | None = None
@@ -84,6 +91,7 @@ class _EvalRun:
     baseline_updated: bool = False
     gated: list[GateResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    not_compared: list[str] = field(default_factory=list)
 
     @property
     def history_path(self) -> Path:
@@ -113,6 +121,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"where the evaluation report goes (default: {DEFAULT_REPORT} in the rootdir).",
     )
     group.addoption(
+        "--evals-report-formats",
+        dest="evals_report_formats",
+        metavar="FORMATS",
+        default=None,
+        help="which report files to write, comma-separated, of md, json and html "
+        "(default: all three; the html page is about 4.8 MB with Plotly installed).",
+    )
+    group.addoption(
         "--evals-baseline",
         dest="evals_baseline",
         metavar="PATH",
@@ -138,6 +154,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(needs --evals-baseline).",
     )
     parser.addini("evals_report", "where the evaluation report goes, from the rootdir.")
+    parser.addini(
+        "evals_report_formats", "which report files to write: md, json, html (comma-separated)."
+    )
     parser.addini("evals_baseline", "the pinned baseline (a report's JSON), from the rootdir.")
     parser.addini(
         "evals_max_drop", "fail when any key falls more than this below, outside the noise."
@@ -156,6 +175,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run = _EvalRun(
         path=_report_path(config),
         max_drop=_max_drop(config),
+        formats=_report_formats(config),
         update_baseline=config.getoption("evals_update_baseline"),
     )
     run.baseline_path = _baseline_path(config, run)
@@ -187,6 +207,20 @@ def _report_path(config: pytest.Config) -> Path:
             f"twins go beside it); got {path.name}, did you mean {path.with_suffix('.md').name}?"
         )
     return path
+
+
+def _report_formats(config: pytest.Config) -> tuple[str, ...]:
+    option: str | None = config.getoption("evals_report_formats")
+    ini: str = config.getini("evals_report_formats")
+    text = option if option is not None else ini
+    if not text:
+        return _EvalRun.formats
+    from langchain_evals_port.reporting._report import check_formats
+
+    try:
+        return tuple(check_formats(part.strip() for part in text.split(",") if part.strip()))
+    except ValueError as error:
+        raise pytest.UsageError(f"{_setting(config, 'evals_report_formats')}: {error}") from None
 
 
 def _baseline_path(config: pytest.Config, run: _EvalRun) -> Path | None:
@@ -348,6 +382,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             update_baseline=run.update_baseline and passed,
             history_path=run.history_path,
             history_limit=HISTORY_LIMIT,
+            formats=run.formats,
         )
     run.baseline_updated = run.update_baseline and passed
     if run.update_baseline and not passed:
@@ -369,7 +404,11 @@ def _gate(run: _EvalRun) -> list[GateResult]:
     assert run.max_drop is not None
     assert run.report is not None
     comparisons = run.report.compare(run.baseline)
-    comparable = run.report.statistics().keys() & baseline_statistics(run.baseline).keys()
+    current = run.report.statistics().keys()
+    before = baseline_statistics(run.baseline).keys()
+    # A key whose tests did not run (deselected) would otherwise leave the gate unnoticed.
+    run.not_compared = sorted(before - current)
+    comparable = current & before
     uncased = sorted(comparable - comparisons.keys())
     if uncased:
         run.notes.append(
@@ -386,16 +425,23 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     drops = [g for g in run.gated if not g.passed]
     forgiven = [g for g in run.gated if g.dropped and g.passed]
-    if not (run.written or run.notes or run.gated):
+    if not (run.written or run.notes or run.gated or run.not_compared):
         return
     terminalreporter.section("evaluation report")
     for note in run.notes:
         terminalreporter.write_line(f"warning: {note}", yellow=True)
     if run.written:
         compared = f"; compared with {run.baseline_path}" if run.baseline_path else ""
+        files = [run.path.with_suffix(f".{suffix}").name for suffix in run.formats]
+        history = f"; history in {run.history_path.name}" if "html" in run.formats else ""
         terminalreporter.write_line(
-            f"evaluation report written to {run.path} (+ .json, .html; history in "
-            f"{run.history_path.name}{compared})"
+            f"evaluation report written to {run.path.parent}: {', '.join(files)}{history}{compared}"
+        )
+    if run.not_compared:
+        terminalreporter.write_line(
+            f"not compared with the baseline: {', '.join(run.not_compared)} (no test of this "
+            "run scored them: deselected with -k or -m, or skipped?)",
+            yellow=True,
         )
     if run.baseline_updated:
         terminalreporter.write_line(f"baseline {run.baseline_path} updated with this run")

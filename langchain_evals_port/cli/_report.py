@@ -45,7 +45,7 @@ def add_report(commands: Any) -> None:
 def run_report(args: argparse.Namespace) -> int:
     """The ``report`` command: the process exit status."""
     from langchain_evals_port.core.errors import EvalsError
-    from langchain_evals_port.experiments import ExperimentStore, report_html
+    from langchain_evals_port.experiments import ExperimentStore, problem_lines, report_html
     from langchain_evals_port.reporting._render import write_text
 
     try:
@@ -65,4 +65,6 @@ def run_report(args: argparse.Namespace) -> int:
         if size >= 1e6
         else f"wrote {path} ({size // 1000} kB)"
     )
+    for line in problem_lines(result):
+        print(line)
     return 0

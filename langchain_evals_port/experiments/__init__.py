@@ -16,11 +16,11 @@ target, and ``langchain-evals worker`` processes can share an experiment's runs.
 from a persistent cache by default. ``write_report`` writes an experiment's Markdown, JSON and
 HTML report (the HTML page is ``report_html``'s, the one the console shows and
 ``langchain-evals report`` writes), ``print_summary`` and ``print_comparison`` print its
-figures as a table, ``pairwise_compare`` asks a ``PairwiseLLMJudge`` which of two
-experiments answered each shared case better (the candidate's win rate with its interval),
-and ``upload_to_langsmith`` sends it to LangSmith as an experiment. The
-command line (``langchain-evals run``, ``compare``, ``experiments``, ``rescore``) is the same
-workflow.
+figures as a table (``problem_lines`` says why results did not pass), ``pairwise_compare``
+asks a ``PairwiseLLMJudge`` which of two experiments answered each shared case better (the
+candidate's win rate with its interval), and ``upload_to_langsmith`` sends it to LangSmith
+as an experiment. The command line (``langchain-evals run``, ``compare``, ``experiments``,
+``rescore``) is the same workflow.
 
 Example:
     >>> from langchain_evals_port.experiments import Dataset, Target
@@ -37,7 +37,13 @@ from ._dataset import Dataset
 from ._errors import DatasetError
 from ._page import report_html
 from ._pairwise import PairwiseCase, PairwiseComparison, apairwise_compare, pairwise_compare
-from ._report import REPORT_SCHEMA_VERSION, print_comparison, print_summary, write_report
+from ._report import (
+    REPORT_SCHEMA_VERSION,
+    print_comparison,
+    print_summary,
+    problem_lines,
+    write_report,
+)
 from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._run import (
     CacheLike,
@@ -90,6 +96,7 @@ __all__ = [
     "pairwise_compare",
     "print_comparison",
     "print_summary",
+    "problem_lines",
     "report_html",
     "rescore",
     "run_experiment",

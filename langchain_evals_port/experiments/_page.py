@@ -12,12 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.messages import BaseMessage
 from pydantic_core import to_jsonable_python
 
-from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.core import EvaluatorResult, to_langchain_messages
+from langchain_evals_port.core.errors import MessageFormatError
 from langchain_evals_port.reporting import KeyComparison
 from langchain_evals_port.reporting._charts import Chart, change_chart, interval_bars
 from langchain_evals_port.reporting._pages import standalone
+from langchain_evals_port.reporting._render import shorten
 
 from ._result import CaseResult, ExperimentResult
 from ._store import ExperimentInfo
@@ -34,6 +37,8 @@ SHOW = {
 
 # A run's inputs and outputs are cut to this in a cell; the whole text opens on a click.
 _CELL_LIMIT = 200
+# An agent's last reply in the folded transcript's summary.
+_SUMMARY_LIMIT = 120
 
 
 def report_html(
@@ -84,7 +89,8 @@ class ResultCell:
 
 @dataclass(frozen=True)
 class RunRow:
-    """One run of a case as a row shows it."""
+    """One run of a case as a row shows it; an agent's outputs that are messages (a list,
+    or a graph state's ``messages``) also as a ``transcript`` with a one-line summary."""
 
     case_id: str
     trial: int
@@ -95,6 +101,8 @@ class RunRow:
     latency: float
     tokens: str
     results: Mapping[str, Sequence[ResultCell]]
+    transcript: Sequence[BaseMessage] | None = None
+    transcript_summary: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,6 +194,7 @@ def _row(run: CaseResult) -> RunRow:
     results: dict[str, list[ResultCell]] = {}
     for result in run.results:
         results.setdefault(result.key, []).append(_cell(result))
+    transcript = _transcript(run.run.outputs)
     return RunRow(
         case_id=run.case.id,
         trial=run.trial,
@@ -196,7 +205,30 @@ def _row(run: CaseResult) -> RunRow:
         latency=run.run.latency,
         tokens=run_tokens(run),
         results=results,
+        transcript=transcript,
+        transcript_summary=_transcript_summary(transcript) if transcript else "",
     )
+
+
+def _transcript(outputs: Any) -> list[BaseMessage] | None:
+    """``outputs`` as messages when they are a conversation (a list of messages, or a
+    state with ``messages``), else ``None``."""
+    if isinstance(outputs, Mapping):
+        outputs = outputs.get("messages")
+    if not isinstance(outputs, (list, tuple)) or not outputs:
+        return None
+    try:
+        return to_langchain_messages(outputs)
+    except MessageFormatError:
+        return None
+
+
+def _transcript_summary(messages: Sequence[BaseMessage]) -> str:
+    """``4 messages, 1 tool call: <the last reply>``, the reply cut short."""
+    calls = sum(len(getattr(message, "tool_calls", None) or []) for message in messages)
+    counts = f"{len(messages)} messages, {calls} tool call{'' if calls == 1 else 's'}"
+    last = messages[-1].text.strip()
+    return f"{counts}: {shorten(' '.join(last.split()), _SUMMARY_LIMIT)}" if last else counts
 
 
 def _cell(result: EvaluatorResult) -> ResultCell:
@@ -207,10 +239,10 @@ def _cell(result: EvaluatorResult) -> ResultCell:
     else:
         label = f"failed [{result.error_code}]" if result.error_code else result.outcome
         reasoning = "\n".join(part for part in (result.reason, result.comment) if part)
-    return ResultCell(label, result.outcome, _passed(result), reasoning)
+    return ResultCell(label, result.outcome, passed(result), reasoning)
 
 
-def _passed(result: EvaluatorResult) -> bool | None:
+def passed(result: EvaluatorResult) -> bool | None:
     """Whether a verdict passed: a bool score as it is, a number only when its evaluator
     said (``metadata["passed"]``); ``None`` otherwise."""
     if result.outcome != "verdict":

@@ -17,7 +17,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,14 +36,20 @@ from langchain_evals_port.reporting._render import (
     write_text,
 )
 
-from ._page import experiment_context, run_tokens
+from ._page import experiment_context, passed, run_tokens
 from ._result import CaseResult, ExperimentResult
 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-__all__ = ["REPORT_SCHEMA_VERSION", "print_comparison", "print_summary", "write_report"]
+__all__ = [
+    "REPORT_SCHEMA_VERSION",
+    "print_comparison",
+    "print_summary",
+    "problem_lines",
+    "write_report",
+]
 
 REPORT_SCHEMA_VERSION = 1
 """The ``schema_version`` of ``report.json``; it changes only when a reader would break."""
@@ -53,10 +59,20 @@ REPORT_SCHEMA_VERSION = 1
 _CELL_LIMIT = 120
 _REASONING_LIMIT = 300
 
-_NOTE = (
-    "n counts the cases with a verdict; a case run several times scores the mean of its "
-    "trials, and the intervals are clustered by case."
+_NOTE = "n counts the cases with a verdict."
+_TRIALS_NOTE = (
+    "Counts are runs ({trials} trials of each case); a case scores the mean of its trials, and "
+    "the intervals are clustered by case."
 )
+_LOGIT_NOTE = (
+    "A logit interval stays within the score's bounds (0 and 1) where the t interval would "
+    "run past them."
+)
+
+# The reasons shown per key, and the case ids per line, in the terminal's summary.
+_TOP_REASONS = 3
+_CASES_SHOWN = 8
+_MESSAGE_LIMIT = 200
 
 
 def write_report(
@@ -124,8 +140,11 @@ def print_summary(
     """Print a table of ``result``'s figures: one row per feedback key.
 
     Each row has the mean or pass rate, its 95 % interval, ``n`` (cases with a verdict) and
-    the inconclusive and failed counts; with a ``baseline``, also the paired change, its
-    interval and the verdict, and the cases that changed are listed under the table.
+    the inconclusive and failed counts (with several trials every count is of runs, and the
+    table says so); with a ``baseline``, also the paired change, its interval and the
+    verdict, and the cases that changed are listed under the table. Under it, as pytest's
+    short summary does, each key's failing cases and its most frequent reasons for failed
+    and inconclusive results (``problem_lines``).
 
     Args:
         result: The experiment to summarise.
@@ -155,22 +174,123 @@ def print_summary(
     table.add_column("key", no_wrap=True)
     table.add_column("measure", no_wrap=True)
     table.add_column("score [95 % interval]", justify="right", no_wrap=True)
-    for header in ("n", "inconclusive", "failed"):
+    for header in _count_headers(result):
         table.add_column(header, justify="right", no_wrap=True)
     if baseline is not None:
         table.add_column("change [95 % interval]", justify="right", no_wrap=True)
         table.add_column("verdict", min_width=len("no detectable change"))
     for key, figures in statistics.items():
-        row = [key, figures.kind, str(figures), str(figures.cases)]
-        row += [str(figures.inconclusive), str(figures.failed)]
+        row = [key, figures.kind, _marked(figures), *_counts(result, figures)]
         if baseline is not None:
             comparison = comparisons.get(key)
             row += _terminal_change(comparison) if comparison else ["—", "not in the baseline"]
         table.add_row(*(Text(cell) for cell in row))
     out.print(table)
+    for line in _notes(result, statistics, comparisons.values()):
+        out.print(Text(line))
     if baseline is not None:
         for line in _comparison_notes(comparisons, statistics, baseline.statistics()):
             out.print(Text(line))
+    for line in problem_lines(result):
+        out.print(Text(line))
+
+
+def problem_lines(result: ExperimentResult) -> list[str]:
+    """Why results did not pass, per key, as pytest's short summary says it: the cases with
+    a failing verdict, then the most frequent reasons for failed and inconclusive results,
+    each with its count, its first message and its cases. Empty when everything passed.
+
+    Reasons are told apart by outcome, failure code and message, numbers aside (``timed out
+    after 30 s`` and ``... 31 s`` are one reason).
+
+    Example:
+        >>> from langchain_evals_port import ExactMatch
+        >>> from langchain_evals_port.experiments import Dataset, run_experiment
+        >>> dataset = Dataset.from_records(
+        ...     [{"id": f"c{n}", "inputs": {"n": n}, "reference_outputs": "ok"} for n in range(3)]
+        ... )
+        >>> def app(inputs):
+        ...     if inputs["n"] == 2:
+        ...         raise RuntimeError("boom")
+        ...     return "ok" if inputs["n"] == 0 else "no"
+        >>> for line in problem_lines(run_experiment(app, dataset, [ExactMatch()], store=False)):
+        ...     print(line)
+        exact_match: 1 case failed: c1
+        exact_match: 1 inconclusive: the target raised RuntimeError: boom (c2)
+    """
+    failing: dict[str, list[str]] = {}
+    reasons: dict[str, dict[tuple[str, str, str], list[tuple[str, str]]]] = {}
+    for run in result.runs:
+        for evaluated in run.results:
+            key = evaluated.key
+            if evaluated.outcome == "verdict":
+                if passed(evaluated) is False and run.case.id not in failing.get(key, []):
+                    failing.setdefault(key, []).append(run.case.id)
+                continue
+            message = one_line(evaluated.reason or "")
+            group = (evaluated.outcome, evaluated.error_code or "", re.sub(r"\d+", "#", message))
+            reasons.setdefault(key, {}).setdefault(group, []).append((run.case.id, message))
+    lines = []
+    for key in sorted(failing.keys() | reasons.keys()):
+        if cases := failing.get(key):
+            lines.append(f"{key}: {_count(len(cases), 'case')} failed: {_case_list(cases)}")
+        groups = sorted(reasons.get(key, {}).items(), key=lambda item: -len(item[1]))
+        for (outcome, code, _), found in groups[:_TOP_REASONS]:
+            label = f"{outcome} [{code}]" if code else outcome
+            ids = list(dict.fromkeys(case for case, _ in found))
+            message = shorten(found[0][1], _MESSAGE_LIMIT)
+            lines.append(f"{key}: {len(found)} {label}: {message} ({_case_list(ids)})")
+        if len(groups) > _TOP_REASONS:
+            rest = sum(len(found) for _, found in groups[_TOP_REASONS:])
+            lines.append(f"{key}: {rest} more with {len(groups) - _TOP_REASONS} other reasons")
+    return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _case_list(cases: Sequence[str]) -> str:
+    shown = ", ".join(cases[:_CASES_SHOWN])
+    more = len(cases) - _CASES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _trials(result: ExperimentResult) -> int:
+    return max((run.trial for run in result.runs), default=-1) + 1
+
+
+def _count_headers(result: ExperimentResult) -> list[str]:
+    """The count columns, in one unit: cases, or runs when there are several trials."""
+    if _trials(result) > 1:
+        return ["verdicts", "inconclusive", "failed"]
+    return ["n", "inconclusive", "failed"]
+
+
+def _counts(result: ExperimentResult, figures: KeyStatistics) -> list[str]:
+    first = figures.verdicts if _trials(result) > 1 else figures.cases
+    return [str(first), str(figures.inconclusive), str(figures.failed)]
+
+
+def _marked(figures: KeyStatistics) -> str:
+    """The figure with its interval, ``(logit)`` after an interval taken on that scale."""
+    logit = figures.method is not None and "logit" in figures.method
+    return f"{figures} (logit)" if logit else str(figures)
+
+
+def _notes(
+    result: ExperimentResult,
+    statistics: Mapping[str, KeyStatistics],
+    comparisons: Iterable[KeyComparison],
+) -> list[str]:
+    """What the table's counts are, and what a logit interval is when one is shown."""
+    trials = _trials(result)
+    notes = [_TRIALS_NOTE.format(trials=trials)] if trials > 1 else []
+    methods = [figures.method for figures in statistics.values()]
+    methods += [comparison.method for comparison in comparisons]
+    if any(method is not None and "logit" in method for method in methods):
+        notes.append(_LOGIT_NOTE)
+    return notes
 
 
 def print_comparison(
@@ -244,7 +364,8 @@ def _table(title: str) -> Table:
 def _terminal_change(comparison: KeyComparison) -> list[str]:
     """change with its interval, verdict."""
     change, interval, verdict = _change_cells(comparison)
-    return [change if interval == "—" else f"{change} {interval}", verdict]
+    logit = " (logit)" if comparison.method == "logit t" else ""
+    return [change if interval == "—" else f"{change} {interval}{logit}", verdict]
 
 
 # --- what every rendering shows ------------------------------------------------------------
@@ -274,16 +395,17 @@ class _View:
         return _comparison_notes(self.comparisons, self.statistics, self.baseline_statistics)
 
 
-def _statistics_cells(figures: KeyStatistics) -> list[str]:
-    """A key's row: key, measure, score, interval, n, inconclusive, failed."""
+def _statistics_cells(result: ExperimentResult, figures: KeyStatistics) -> list[str]:
+    """A key's row: key, measure, score, interval (and its method when logit), counts."""
+    interval = "—" if figures.interval is None else str(figures.interval)
+    if figures.method is not None and "logit" in figures.method:
+        interval += " (logit)"
     return [
         figures.key,
         figures.kind,
         "—" if figures.mean is None else figure(figures.mean),
-        "—" if figures.interval is None else str(figures.interval),
-        str(figures.cases),
-        str(figures.inconclusive),
-        str(figures.failed),
+        interval,
+        *_counts(result, figures),
     ]
 
 
@@ -371,12 +493,15 @@ def _markdown(view: _View) -> str:
     lines += [
         "## Scores",
         "",
-        "| key | measure | score | 95 % interval | n | inconclusive | failed |",
+        _markdown_row(["key", "measure", "score", "95 % interval", *_count_headers(result)]),
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for figures in view.statistics.values():
-        lines.append(_markdown_row(_statistics_cells(figures)))
-    lines += ["", _NOTE, ""]
+        lines.append(_markdown_row(_statistics_cells(result, figures)))
+    comparisons = view.comparisons.values() if view.comparisons is not None else ()
+    lines += ["", " ".join(_notes(result, view.statistics, comparisons) or [_NOTE]), ""]
+    if problems := problem_lines(result):
+        lines += ["## Why not passed", "", *(f"- {line}" for line in problems), ""]
     if view.baseline is not None and view.comparisons is not None:
         lines += [
             f"## Compared with {one_line(view.baseline.name)}",
@@ -399,12 +524,12 @@ def _markdown(view: _View) -> str:
     ]
     for run in result.runs:
         error = _error(run)
-        outputs = _text(run.run.outputs)
+        outputs = _visible(run.run.outputs)
         cells = [
             run.case.id,
             str(run.trial),
-            _code(shorten(one_line(_text(run.case.inputs)), _CELL_LIMIT)),
-            f"raised {error}" if error else _code(shorten(one_line(outputs), _CELL_LIMIT)),
+            _code(shorten(_visible(run.case.inputs), _CELL_LIMIT)),
+            f"raised {one_line(error)}" if error else _code(shorten(outputs, _CELL_LIMIT)),
             f"{run.run.latency:.3f} s",
             run_tokens(run),
             *(_markdown_results(run, key) for key in view.keys),
@@ -415,9 +540,19 @@ def _markdown(view: _View) -> str:
 
 def _runs_line(result: ExperimentResult) -> str:
     cases = len({run.case.id for run in result.runs})
-    trials = max((run.trial for run in result.runs), default=-1) + 1
+    trials = _trials(result)
     each = "1 trial" if trials == 1 else f"{trials} trials"
     return f"{len(result.runs)} runs of {cases} cases ({each} each)."
+
+
+def _visible(value: Any) -> str:
+    """``value`` on one line with its white space kept visible: a string whose spaces or
+    line breaks would be lost in a table cell is shown as a JSON string (``"  padded  "``,
+    ``"one\\ntwo"``), anything else as compact JSON (which has no line breaks)."""
+    text = _text(value)
+    if isinstance(value, str) and one_line(text) != text:
+        return json.dumps(text, ensure_ascii=False)
+    return text
 
 
 def _code(text: str) -> str:

@@ -17,7 +17,8 @@ and weighted kappa", Psychological Bulletin 72(5) — the "ASE" of SAS PROC FREQ
 chosen over a bootstrap because it is a closed form: the same numbers on every machine with
 no seed to choose, instant for the console, and checkable by hand (the tests do). Its
 weakness, shared by every Wald interval, is small samples: with a few dozen labels it is
-only a rough guide, and at κ = 1 it collapses to the point [1, 1].
+only a rough guide, and at κ = 1 its variance is exactly 0. A point [1, 1] would read as
+certainty on any number of pairs (four, say), so there κ has no interval, as below.
 
 **The degenerate case**: when judge and people both gave every pair one and the same class,
 chance agreement ``p_e`` is 1 and κ is 0/0. ``kappa`` is then ``None`` (with
@@ -63,7 +64,8 @@ class Agreement:
         accuracy: The share of pairs on which they agree; ``None`` without pairs.
         kappa: Cohen's κ; ``None`` when undefined (see ``kappa_undefined``).
         kappa_interval: Its 95 % interval (Fleiss-Cohen-Everitt standard error); ``None``
-            with ``kappa``, and when one side gave a single class.
+            with ``kappa``, when one side gave a single class, and at perfect agreement
+            (where the formula's variance is 0, not the sample's certainty).
         kappa_undefined: Why ``kappa`` is ``None``, when it is.
         classes: The classes seen, in order (``False`` before ``True``).
         confusion: The count of every (judge, human) pair of classes, zeros included.
@@ -239,6 +241,9 @@ def _kappa(
     )
     c = (kappa - chance * (1 - kappa)) ** 2
     error = math.sqrt(max(a + b - c, 0.0) / (n * (1 - chance) ** 2))
+    if error == 0:
+        # Perfect agreement: the large-sample variance vanishes (module documentation).
+        return kappa, None, None
     interval = Interval(max(-1.0, kappa - _Z * error), min(1.0, kappa + _Z * error))
     return kappa, interval, None
 

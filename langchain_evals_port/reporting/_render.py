@@ -32,13 +32,14 @@ def one_line(text: str) -> str:
 
 
 def markdown_cell(text: str) -> str:
-    """``text`` for a Markdown table cell: on one line, its ``|`` escaped.
+    """``text`` for a Markdown table cell: its line breaks made spaces (a row is one line),
+    its ``|`` escaped, and its other white space kept as it is.
 
     Example:
-        >>> markdown_cell("a | b\\nc")
-        'a \\\\| b c'
+        >>> markdown_cell("a | b\\nc  d")
+        'a \\\\| b c  d'
     """
-    return one_line(text).replace("|", "\\|")
+    return " ".join(text.splitlines()).replace("|", "\\|")
 
 
 def shorten(text: str, limit: int) -> str:

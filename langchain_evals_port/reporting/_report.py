@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import os
@@ -29,6 +30,9 @@ from ._summary import (
 
 SCHEMA_VERSION = 1
 """The ``schema`` number of the JSON report (the evals4j format)."""
+
+FORMATS = ("md", "json", "html")
+"""The report files ``EvalReport.write`` can write, by suffix: all three by default."""
 
 
 class EvalReport:
@@ -219,35 +223,42 @@ class EvalReport:
         """A Markdown summary: a table, the cases that changed, every result with its reasoning.
 
         The table has the columns ``evaluator`` (the feedback key, as in evals4j), ``mean
-        score`` and ``n`` (over verdicts only), ``change`` and the ``inconclusive`` and
-        ``failed`` counts. ``change`` compares with ``baseline`` case by case where both runs
-        filed the key's results under cases (``-0.120 [-0.200, -0.040] worse``: the mean
-        per-case difference, its 95 % interval and the verdict, see ``compare``), and is the
-        plain difference of the means otherwise; blank without a baseline. The cases that got
-        worse or better, or are in one run only, are listed under the table.
+        score``, its ``95 % interval`` and ``n`` (over verdicts only), ``change`` and the
+        ``inconclusive`` and ``failed`` counts. ``change`` compares with ``baseline`` case by
+        case where both runs filed the key's results under cases (``-0.120 [-0.200, -0.040]
+        worse``: the mean per-case difference, its 95 % interval and the verdict, see
+        ``compare``), and is the plain difference of the means otherwise; blank without a
+        baseline. The cases that got worse or better, or are in one run only, are listed under
+        the table, and every result is listed with the case (the test id) it was filed under.
 
         Args:
             baseline: A previous run's ``to_json()``.
         """
-        summaries = self.summaries()
+        statistics = self.statistics()
+        summaries = {key: summary_of(figures) for key, figures in statistics.items()}
         comparisons = self.compare(baseline)
         changes = _change_column(summaries, comparisons, baseline)
         lines = [
             "# Evaluation report",
             "",
-            "| evaluator | mean score | n | change | inconclusive | failed |",
-            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            "| evaluator | mean score | 95 % interval | n | change | inconclusive | failed |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for key, summary in summaries.items():
+            interval = statistics[key].interval
             lines.append(
-                f"| {markdown_cell(key)} | {format_mean(summary.mean)} | {summary.count} "
+                f"| {markdown_cell(key)} | {format_mean(summary.mean)} "
+                f"| {interval or '—'} | {summary.count} "
                 f"| {changes[key]} | {summary.inconclusive} | {summary.failed} |"
             )
         if by_case := _case_changes(comparisons):
             lines += ["", "## Changes by case", ""]
             lines += [f"- {one_line(line)}" for line in by_case]
         lines += ["", "## Results", ""]
-        lines += [f"- {one_line(describe(entry))}" for entry in self.entries]
+        lines += [
+            f"- {_code(entry.case) + ': ' if entry.case else ''}{one_line(describe(entry))}"
+            for entry in self.entries
+        ]
         return "\n".join(lines) + "\n"
 
     def to_html(
@@ -307,8 +318,10 @@ class EvalReport:
         history_path: str | os.PathLike[str] | None = None,
         history_limit: int = 20,
         plotly: bool = True,
+        formats: Iterable[str] = FORMATS,
     ) -> bool:
-        """Write the Markdown report to ``path`` and its ``.json`` and ``.html`` twins.
+        """Write the Markdown report to ``path`` and its ``.json`` and ``.html`` twins (those
+        of ``formats``).
 
         A report without results writes nothing. Unreadable baseline or history files never
         fail the run: they are skipped with a ``RuntimeWarning``.
@@ -326,10 +339,19 @@ class EvalReport:
             history_limit: How many runs the history keeps.
             plotly: Draw the HTML page's charts with Plotly when it is installed (see
                 ``to_html``).
+            formats: Which files to write, of ``FORMATS`` (``"md"``, ``"json"``,
+                ``"html"``): without ``"json"`` the next run has no previous run to compare
+                with, and the history (for the HTML trend charts) is kept only with
+                ``"html"``. The pinned baseline is written whatever they are.
 
         Returns:
             Whether anything was written.
+
+        Raises:
+            ValueError: A format is not one of ``FORMATS`` (the message names the closest),
+                or ``formats`` is empty.
         """
+        chosen = check_formats(formats)
         if history_limit < 1:
             raise ValueError(f"history_limit must be at least 1, got {history_limit}")
         if update_baseline and baseline_path is None:
@@ -353,18 +375,51 @@ class EvalReport:
             )
             baseline = None
         current = self.to_json()
-        write_text(markdown_path, self.to_markdown(baseline))
-        write_text(json_path, json.dumps(current, indent=2) + "\n")
-        write_text(
-            markdown_path.with_suffix(".html"), self.to_html(history, baseline, plotly=plotly)
-        )
-        if history_path is not None:
+        if "md" in chosen:
+            write_text(markdown_path, self.to_markdown(baseline))
+        if "json" in chosen:
+            write_text(json_path, json.dumps(current, indent=2) + "\n")
+        if "html" in chosen:
+            html = self.to_html(history, baseline, plotly=plotly)
+            write_text(markdown_path.with_suffix(".html"), html)
+        if history_path is not None and "html" in chosen:
             kept = [*history, current][-history_limit:]
             write_text(Path(history_path), json.dumps(kept, indent=2) + "\n")
         if update_baseline:
             assert baseline_path is not None  # checked above, before anything was written
             write_text(Path(baseline_path), json.dumps(current, indent=2) + "\n")
         return True
+
+
+def check_formats(formats: Iterable[str]) -> list[str]:
+    """``formats`` checked against ``FORMATS``, in their order, each once.
+
+    Example:
+        >>> check_formats(["json", "md"])
+        ['json', 'md']
+        >>> check_formats(["markdown"])
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown report format 'markdown'; expected md, json, html (did you mean md?)
+    """
+    if isinstance(formats, str):
+        raise TypeError(f"formats is a list of formats, e.g. ['md', 'json'], got {formats!r}")
+    chosen = list(dict.fromkeys(formats))
+    for name in chosen:
+        if name not in FORMATS:
+            guess = difflib.get_close_matches(name, FORMATS, n=1, cutoff=0.3)
+            if name.lower() in ("markdown", "mdown"):
+                guess = ["md"]
+            hint = f" (did you mean {guess[0]}?)" if guess else ""
+            raise ValueError(f"unknown report format {name!r}; expected {', '.join(FORMATS)}{hint}")
+    if not chosen:
+        raise ValueError(f"no report format chosen; expected {', '.join(FORMATS)}")
+    return chosen
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span (a test id holds ``[`` and ``_``)."""
+    return f"`{text}`" if "`" not in text else f"`` {text} ``"
 
 
 class _CaseTracer:

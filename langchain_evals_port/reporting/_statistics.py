@@ -20,7 +20,7 @@ CONFIDENCE = 0.95
 # A drop of exactly ``max_drop`` must not fail on the rounding of its subtraction.
 _TOLERANCE = 1e-9
 
-Method = Literal["wilson", "t", "clustered t"]
+Method = Literal["wilson", "t", "clustered t", "logit t", "clustered logit t"]
 """How an interval was computed (see the module documentation)."""
 
 Verdict = Literal["worse", "better", "no detectable change"]
@@ -61,12 +61,17 @@ class KeyStatistics:
             a verdict.
         interval: Its 95 % interval; ``None`` without a verdict, and for numeric scores of a
             single case.
-        method: How ``interval`` was computed: ``"wilson"``, ``"t"`` or ``"clustered t"``.
+        method: How ``interval`` was computed: ``"wilson"``, ``"t"``, ``"clustered t"``, or
+            ``"logit t"`` / ``"clustered logit t"`` where the t interval would leave
+            ``bounds``.
         cases: How many cases have at least one verdict (the ``n`` of the interval).
         verdicts: How many verdicts there are in all.
         inconclusive: How many results reached no verdict (not in the mean).
         failed: How many results failed with an error (not in the mean).
         case_means: Each case's mean verdict, by case id (what ``compare`` pairs).
+        bounds: ``(0.0, 1.0)`` when every verdict lies within 0 and 1 (pass/fail keys, and
+            scores such as a share or a judge's 0-1 score), else ``None``: no interval of a
+            bounded key leaves its bounds.
     """
 
     key: str
@@ -79,6 +84,7 @@ class KeyStatistics:
     inconclusive: int
     failed: int
     case_means: Mapping[str, float] = field(default_factory=dict, repr=False)
+    bounds: tuple[float, float] | None = None
 
     def __str__(self) -> str:
         if self.mean is None:
@@ -102,7 +108,9 @@ class KeyComparison:
         candidate: The key's figures now.
         difference: The mean of the per-case differences (candidate minus baseline) over the
             shared cases; ``None`` without one.
-        interval: Its 95 % paired t interval; ``None`` with fewer than two shared cases.
+        interval: Its 95 % paired t interval (logit-transformed where the t interval would
+            leave the difference's bounds, see ``method``); ``None`` with fewer than two
+            shared cases.
         verdict: ``"worse"`` when the interval lies below 0, ``"better"`` when above, else
             ``"no detectable change"``.
         shared: How many cases have a verdict on both sides (the pairs).
@@ -110,6 +118,8 @@ class KeyComparison:
         better: The shared cases whose score rose, the largest rise first.
         only_baseline: Cases with a verdict before and none now (not paired).
         only_candidate: Cases with a verdict now and none before (not paired).
+        method: How ``interval`` was computed: ``"t"`` or ``"logit t"``; ``None`` without
+            an interval.
     """
 
     key: str
@@ -123,6 +133,7 @@ class KeyComparison:
     better: tuple[str, ...]
     only_baseline: tuple[str, ...]
     only_candidate: tuple[str, ...]
+    method: Method | None = None
 
     def __str__(self) -> str:
         if self.difference is None:
@@ -192,7 +203,10 @@ def summarize(results_by_case: Mapping[str, Iterable[EvaluatorResult]]) -> dict[
     Args:
         results_by_case: Each case id with every result of that case, of any keys. Several
             results of one key in a case are its trials: the case's score is their mean, and
-            the interval is clustered by case.
+            the interval is clustered by case. A key with no verdict at all whose results
+            are counted under its field keys instead (``json_match`` under ``json_match:a``
+            ...): an evaluator that scores per field reports a run it could not judge under
+            its own key, and that run is inconclusive or failed for every field.
 
     Raises:
         TypeError: ``results_by_case`` is not a mapping of ``str`` case ids to iterables of
@@ -244,6 +258,13 @@ def summarize(results_by_case: Mapping[str, Iterable[EvaluatorResult]]) -> dict[
                 inconclusive[result.key] = inconclusive.get(result.key, 0) + 1
             else:
                 failed[result.key] = failed.get(result.key, 0) + 1
+    for key in [key for key, per_case in scores.items() if not per_case]:
+        fields = [other for other in scores if other.startswith(f"{key}:") and scores[other]]
+        if fields:
+            del scores[key]
+            for other in fields:
+                inconclusive[other] = inconclusive.get(other, 0) + inconclusive.get(key, 0)
+                failed[other] = failed.get(other, 0) + failed.get(key, 0)
     return {
         key: _key_statistics(key, scores[key], inconclusive.get(key, 0), failed.get(key, 0))
         for key in sorted(scores)
@@ -259,15 +280,19 @@ def _key_statistics(
         isinstance(score, bool) for values in scores.values() for score in values
     )
     means = list(case_means.values())
+    bounds = (
+        (0.0, 1.0)
+        if verdicts and all(0 <= score <= 1 for values in scores.values() for score in values)
+        else None
+    )
     interval: Interval | None = None
     method: Method | None = None
     if is_pass_rate and all(mean in (0.0, 1.0) for mean in means):
         interval, method = wilson_interval(int(sum(means)), len(means)), "wilson"
     elif len(means) >= 2:
-        interval = _t_interval(means)
-        method = "t" if verdicts == len(means) else "clustered t"
-        if is_pass_rate:
-            interval = Interval(max(interval.low, 0.0), min(interval.high, 1.0))
+        interval, method = _mean_interval(means, bounds)
+        if verdicts != len(means):
+            method = "clustered t" if method == "t" else "clustered logit t"
     return KeyStatistics(
         key=key,
         kind="pass rate" if is_pass_rate else "mean",
@@ -279,6 +304,7 @@ def _key_statistics(
         inconclusive=inconclusive,
         failed=failed,
         case_means=case_means,
+        bounds=bounds,
     )
 
 
@@ -328,6 +354,38 @@ def _t_interval(values: list[float]) -> Interval:
     return Interval(mean - half, mean + half)
 
 
+def _mean_interval(
+    values: list[float], bounds: tuple[float, float] | None
+) -> tuple[Interval, Method]:
+    """The t interval of the mean of ``values`` (at least two), or, where it would leave
+    ``bounds``, the logit-transformed t interval, which never does."""
+    interval = _t_interval(values)
+    if bounds is None or (bounds[0] <= interval.low and interval.high <= bounds[1]):
+        return interval, "t"
+    return _logit_t_interval(values, bounds), "logit t"
+
+
+def _logit_t_interval(values: list[float], bounds: tuple[float, float]) -> Interval:
+    """The t interval of the mean of ``values`` taken on the logit scale of ``bounds``
+    (the delta method) and mapped back: inside the bounds, asymmetric near them."""
+    from scipy.stats import t
+
+    low, high = bounds
+    width = high - low
+    share = (statistics.fmean(values) - low) / width
+    if not 0 < share < 1:
+        # Every value at one bound: no spread, the point itself (as the t interval says).
+        return Interval(low + width * share, low + width * share)
+    error = statistics.stdev(values) / math.sqrt(len(values)) / width
+    half = float(t.ppf((1 + CONFIDENCE) / 2, len(values) - 1)) * error / (share * (1 - share))
+    centre = math.log(share / (1 - share))
+
+    def back(logit: float) -> float:
+        return low + width / (1 + math.exp(-logit))
+
+    return Interval(back(centre - half), back(centre + half))
+
+
 def compare(
     baseline: Mapping[str, KeyStatistics], candidate: Mapping[str, KeyStatistics]
 ) -> dict[str, KeyComparison]:
@@ -365,9 +423,19 @@ def compare(
 
 def _compare_key(key: str, baseline: KeyStatistics, candidate: KeyStatistics) -> KeyComparison:
     before, after = baseline.case_means, candidate.case_means
-    differences = {case: after[case] - before[case] for case in sorted(before.keys() & after)}
+    # A difference within rounding noise (0.15000000000000002 - 0.15) is no difference.
+    differences = {
+        case: difference if abs(difference := after[case] - before[case]) > _TOLERANCE else 0.0
+        for case in sorted(before.keys() & after)
+    }
     values = list(differences.values())
-    interval = _t_interval(values) if len(values) >= 2 else None
+    bounds = None
+    if baseline.bounds is not None and candidate.bounds is not None:
+        bounds = (
+            candidate.bounds[0] - baseline.bounds[1],
+            candidate.bounds[1] - baseline.bounds[0],
+        )
+    interval, method = _mean_interval(values, bounds) if len(values) >= 2 else (None, None)
     verdict: Verdict = "no detectable change"
     if interval is not None and interval.high < 0:
         verdict = "worse"
@@ -386,6 +454,7 @@ def _compare_key(key: str, baseline: KeyStatistics, candidate: KeyStatistics) ->
         better=tuple(case for case in by_size if differences[case] > 0),
         only_baseline=tuple(sorted(before.keys() - after.keys())),
         only_candidate=tuple(sorted(after.keys() - before.keys())),
+        method=method,
     )
 
 

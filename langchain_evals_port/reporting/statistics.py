@@ -27,15 +27,27 @@ How each interval is computed, and why:
   ``statistics.fmean`` / ``statistics.stdev`` (exact for identical values).
 - **Several verdicts in a case** (``trials > 1`` for numeric scores, or pass/fail trials that
   disagree within a case): clustered by case. Each case's verdicts are averaged and the t
-  interval is taken over the case means, with n - 1 degrees of freedom for n cases (clipped
-  to [0, 1] for pass rates). Trials of one case share its input and its difficulty, so
-  counting them as independent observations would understate the noise. Averaging per case
-  is the simplest cluster-robust estimate: with the same number of trials in every case its
-  variance equals the CR1 cluster-robust variance of the pooled mean, and when a trial is
-  missing (inconclusive or failed) every case still weighs the same.
+  interval is taken over the case means, with n - 1 degrees of freedom for n cases. Trials
+  of one case share its input and its difficulty, so counting them as independent
+  observations would understate the noise. Averaging per case is the simplest cluster-robust
+  estimate: with the same number of trials in every case its variance equals the CR1
+  cluster-robust variance of the pooled mean, and when a trial is missing (inconclusive or
+  failed) every case still weighs the same.
+- **Bounded scores** (every verdict within 0 and 1: pass rates, shares, a judge's 0-1 score;
+  ``KeyStatistics.bounds``): where the t interval would run past a bound (``0.994 [0.980,
+  1.007]``), it is taken on the logit scale instead (the delta method: mean ± t·SE/(p(1-p))
+  around logit(p), mapped back), which stays inside the bounds and leans away from the near
+  one; the method then reads ``"logit t"`` (``"clustered logit t"`` over trials). Clipping
+  would keep the figures in range but claim certainty at the bound. Inside the bounds the t
+  interval stands, so the common case reads as before. Scores with any verdict outside 0-1
+  are not bounded, and their t interval goes wherever it goes.
 
 A t interval over values that are all the same is that point: the cases show no spread to
 measure noise by. Numeric scores of a single case have no interval.
+
+A key that has no verdict at all but field keys that do (``json_match`` beside
+``json_match:a``: an evaluator scoring per field reports the runs it could not judge under
+its own key) is no row of its own: its inconclusive and failed results count for each field.
 
 The mean reported is therefore the mean of the case means: the plain mean of the verdicts
 whenever every case has the same number of them.
@@ -48,6 +60,10 @@ spread: a shift of every case alike is a change, not noise). The verdict is "wor
 the interval lies entirely below 0, "better" only when entirely above, and otherwise "no
 detectable change". For pass/fail keys the per-case differences are -1, 0 and 1, and the
 paired t interval is the usual large-sample interval for a change in paired proportions.
+Differences of bounded keys are bounded too (within -1 and 1), and their interval is taken
+on the logit scale where the t interval would leave that range (``KeyComparison.method``).
+A per-case difference within rounding noise (1e-9) is 0: no case is listed as worse by
+``+0.000``.
 
 ``gate`` fails a key only when its drop is larger than ``max_drop`` *and* outside the noise
 (the interval lies below 0), or when a key that had verdicts has none any more.

@@ -437,3 +437,36 @@ def test_judge_cache_refresh_replaces_stale_verdicts_and_cache_clear_removes_a_j
     nothing = cli(folder, "cache", "clear")
     assert nothing.returncode == 2
     assert "say what to clear: --judge KEY, --prompt TEXT, or --all" in nothing.stderr
+
+
+def test_run_and_report_say_why_results_did_not_pass(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    (folder / "picky.py").write_text(
+        textwrap.dedent(
+            """
+            from langchain_evals_port import evaluator
+
+            @evaluator
+            def small(outputs: str) -> bool:
+                if int(outputs) > 9:
+                    raise ValueError(f"{outputs} is too large to judge")
+                return True
+
+            EVALUATORS = [small]
+            """
+        )
+    )
+    run = cli(folder, *RUN, "--name", "e", BROKEN_FROM="6")
+    assert run.returncode == 0, run.stderr
+    assert "exact_match: 2 cases failed: q6, q7" in run.stdout
+    rescored = cli(folder, "rescore", "e", "--evaluators", "picky:EVALUATORS", "--name", "p")
+    assert rescored.returncode == 0, rescored.stderr
+    # Three failures with one reason (their numbers aside): counted once, the first message.
+    line = (
+        "small: 3 failed [evaluator_error]: evaluator 'small' failed: ValueError: 10 is too "
+        "large to judge (q5, q6, q7)"
+    )
+    assert line in rescored.stdout.splitlines()
+    report = cli(folder, "report", "p", "--html", "p.html", "--no-charts")
+    assert report.returncode == 0, report.stderr
+    assert line in report.stdout.splitlines()

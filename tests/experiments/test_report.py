@@ -242,7 +242,8 @@ def test_long_outputs_are_cut_in_markdown_and_html_and_whole_in_json(tmp_path: P
     )
     files = written(result, tmp_path)
     assert files["json"]["runs"][0]["outputs"] == long
-    cut = "word " * 23 + "word…"
+    # Its trailing space is kept visible: a JSON string, quoted.
+    cut = '"' + "word " * 23 + "wor…"
     assert len(cut) == 120
     assert f"| `{cut}` |" in files["md"]
     assert long.strip() not in files["md"]
@@ -399,3 +400,104 @@ def test_trials_are_rows_of_their_own(tmp_path: Path) -> None:
     ]
     assert files["json"]["keys"]["exact_match"]["verdicts"] == 8
     assert files["json"]["keys"]["exact_match"]["cases"] == 4
+
+
+def test_markdown_keeps_the_whitespace_of_outputs_visible(tmp_path: Path) -> None:
+    dataset = Dataset.from_records(
+        [
+            {"id": "padded", "inputs": {"q": "a  b"}, "reference_outputs": "padded"},
+            {"id": "lines", "inputs": {"q": "c"}, "reference_outputs": "x"},
+        ]
+    )
+    answers = {"a  b": "  padded  ", "c": "one\ntwo"}
+    result = run_experiment(
+        lambda inputs: answers[inputs["q"]], dataset, [ExactMatch()], name="ws", progress=False
+    )
+    markdown = written(result, tmp_path)["md"]
+    assert '`"  padded  "`' in markdown
+    assert '`"one\\ntwo"`' in markdown
+    assert '`{"q": "a  b"}`' in markdown
+
+
+def test_an_agent_s_messages_read_as_a_folded_transcript(tmp_path: Path) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from langchain_evals_port.experiments import ExperimentStore, report_html
+
+    def agent(inputs: dict[str, str]) -> dict[str, Any]:
+        call = {"name": "weather", "args": {"city": "Paris"}, "id": "c1"}
+        return {
+            "messages": [
+                HumanMessage(inputs["q"]),
+                AIMessage("", tool_calls=[call]),
+                ToolMessage("sunny, 21 °C", tool_call_id="c1", name="weather"),
+                AIMessage("It is sunny in Paris."),
+            ],
+            "remaining_steps": 3,
+        }
+
+    dataset = Dataset.from_records([{"id": "paris", "inputs": {"q": "Weather in Paris?"}}])
+    with ExperimentStore(tmp_path / "experiments.db") as store:
+        run_experiment(agent, dataset, [brevity], name="agent", store=store, progress=False)
+        loaded = store.load("agent")
+    pages = [
+        re.sub(r">\s+<", "><", report_html(loaded, plotly=False)),
+        written(loaded, tmp_path / "files")["html"],
+    ]
+    for page in pages:
+        cell = page[page.index('<td class="text outputs">') :]
+        cell = cell[: cell.index("</td>")]
+        assert cell.startswith(
+            '<td class="text outputs"><details class="run-transcript">'
+            "<summary>4 messages, 1 tool call: It is sunny in Paris.</summary>"
+            '<ol class="transcript">'
+        )
+        assert '<li class="message human"><div class="role">human</div>' in cell
+        assert (
+            "calls <code>weather</code><pre>{\n  &#34;city&#34;: &#34;Paris&#34;\n}</pre>" in cell
+        )
+        assert '<div class="role">tool · weather</div><pre class="content">sunny, 21 °C</pre>' in (
+            cell
+        )
+        assert "additional_kwargs" not in cell  # no serialized-message dump
+
+
+def test_the_runs_table_gives_text_room_and_never_breaks_a_word() -> None:
+    from langchain_evals_port.reporting._pages import STYLE_SHEET
+
+    css = STYLE_SHEET.read_text(encoding="utf-8")
+    assert "break-word" not in css
+    assert "break-all" not in css
+    assert "#runs td.outputs { min-width: 28rem; }" in css
+
+
+def test_a_logit_interval_is_marked_and_explained_in_every_rendering(tmp_path: Path) -> None:
+    # Eleven cases at 1.0 and one at 0.9: the t interval is [0.973, 1.010].
+    @evaluator(feedback_key="share")
+    def share(outputs: str) -> Score:
+        return Score(0.9 if outputs == "1" else 1.0)
+
+    result = run_experiment(calculator, CASES, [share], name="bounded", progress=False)
+    figures = result.statistics()["share"]
+    assert figures.method == "logit t"
+    assert figures.interval is not None
+    assert figures.interval.high <= 1.0
+    note = "A logit interval stays within the score's bounds (0 and 1)"
+    assert "(logit)" in row(printed(print_summary, result), "share")
+    assert note in printed(print_summary, result)
+    files = written(result, tmp_path)
+    assert note in files["md"]
+    assert note in files["html"]
+
+
+def test_with_trials_every_count_of_the_summary_is_of_runs(tmp_path: Path) -> None:
+    result = experiment(calculator, "trials", ARITHMETIC, trials=2)
+    table = printed(print_summary, result)
+    header = " ".join(table.splitlines()[1].split())
+    assert header == "key measure score [95 % interval] verdicts inconclusive failed"
+    assert row(table, "exact_match") == "exact_match pass rate 0.750 [0.301, 0.954] 8 0 0"
+    assert "Counts are runs (2 trials of each case)" in table
+    markdown = written(result, tmp_path)["md"]
+    assert (
+        "| key | measure | score | 95 % interval | verdicts | inconclusive | failed |" in markdown
+    )

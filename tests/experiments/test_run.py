@@ -75,10 +75,11 @@ def test_trials_run_each_case_several_times_and_cluster_the_interval_by_case() -
         ("sub", 1),
     ]
     stats = result.statistics()["exact_match"]
-    # Case means 0.5, 1, 1: the mean of case means, with a t interval over 3 cases.
+    # Case means 0.5, 1, 1: the mean of case means, with a t interval over 3 cases, taken on
+    # the logit scale as the plain one would run past 1.
     assert stats.cases == 3
     assert stats.mean == pytest.approx((0.5 + 1 + 1) / 3)
-    assert stats.method == "clustered t"
+    assert stats.method == "clustered logit t"
 
 
 def test_a_target_that_raises_leaves_its_evaluators_inconclusive_and_the_run_goes_on() -> None:

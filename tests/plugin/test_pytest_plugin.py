@@ -210,12 +210,16 @@ def test_second_run_has_change_column_and_trend(pytester: pytest.Pytester) -> No
     pytester.makepyfile(SCORES.format(scores=[1.0, 0.8]))
     run(pytester).assert_outcomes(passed=2)
     first = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
-    assert re.search(r"\| quality \| 0\.900 \| 2 \|  \|", first)
+    assert "| quality | 0.900 | [0.000, 1.000] | 2 |  |" in first
     pytester.makepyfile(SCORES.format(scores=[1.0, 1.0]))
     run(pytester).assert_outcomes(passed=2)
     second = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
     # Test by test: one rose by 0.2, one stayed; two tests cannot tell that from noise.
-    assert "| quality | 1.000 | 2 | +0.100 [-1.171, +1.371] no detectable change |" in second
+    # The paired t interval, [-1.171, +1.371], would leave -1 to 1: it is taken on the logit.
+    assert (
+        "| quality | 1.000 | [1.000, 1.000] | 2 | +0.100 [-0.828, +0.882] no detectable change |"
+        in second
+    )
     assert (
         "- quality: better: test_second_run_has_change_column_and_trend.py::test_quality[1] (+0.200)"
         in second
@@ -258,7 +262,8 @@ def test_a_regression_fails_every_run_until_it_is_accepted(pytester: pytest.Pyte
         )
         assert baseline_mean(pytester) == 1.0
         markdown = (pytester.path / "eval-report.md").read_text()
-        assert "| quality | 0.800 | 4 | -0.200 [-0.330, -0.070] worse |" in markdown
+        row = r"\| quality \| 0\.800 \| \[[^]]*\] \| 4 \| -0\.200 \[-0\.330, -0\.070\] worse \|"
+        assert re.search(row, markdown)
 
     # Accepting the new figures passes and re-pins; the next run compares with them.
     result = run(pytester, *PIN, "--evals-max-drop", "0.05", "--evals-update-baseline")
@@ -433,7 +438,7 @@ def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
         f"test_xdist_workers_merge_into_one_report.py::test_quality[{n}]" for n in range(8)
     ]
     markdown = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
-    assert markdown.count("- quality (quality): ") == 8
+    assert markdown.count("`: quality (quality): ") == 8
     assert len(json.loads((pytester.path / "eval-report.history.json").read_text())) == 1
     written = sorted(p.name for p in pytester.path.rglob("eval-report*"))
     assert written == [
@@ -502,7 +507,8 @@ def test_cookbook_suite_run_twice_shows_change_and_trend(tmp_path: Path) -> None
     markdown = report.read_text(encoding="utf-8")
     for key in ("concise", "mentions_facts", "routing"):
         unchanged = r"\+0\.000 \[\+0\.000, \+0\.000\] no detectable change"
-        assert re.search(rf"\| {key} \| [0-9.]+ \| 3 \| {unchanged} \|", markdown), markdown
+        row = rf"\| {key} \| [0-9.]+ \| \[[^]]*\] \| 3 \| {unchanged} \|"
+        assert re.search(row, markdown), markdown
     assert trend_points(report.with_suffix(".html").read_text(encoding="utf-8")) == 6
 
 
@@ -544,7 +550,8 @@ def test_a_baseline_without_per_test_scores_is_read_but_cannot_gate(
     (pytester.path / "eval-baseline.json").write_text(json.dumps(OLD_BASELINE), encoding="utf-8")
     # The change column still compares the means.
     assert run(pytester, *PIN).ret == pytest.ExitCode.OK
-    assert "| quality | 0.900 | 2 | -0.100 |" in (pytester.path / "eval-report.md").read_text()
+    markdown = (pytester.path / "eval-report.md").read_text()
+    assert re.search(r"\| quality \| 0\.900 \| \[[^]]*\] \| 2 \| -0\.100 \|", markdown)
     # The max drop compares test by test, which such a baseline cannot.
     result = run(pytester, *PIN, "--evals-max-drop", "0.05")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -587,3 +594,71 @@ def trend_points(html: str) -> int:
     if data is None:
         return html.count("<circle")
     return sum(len(chart["data"][0]["y"]) for chart in json.loads(data.group(1)))
+
+
+def test_report_formats_choose_the_files_written(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    result = run(pytester, "--evals-report-formats", "md,json")
+    result.assert_outcomes(passed=1)
+    assert {p.name for p in pytester.path.glob("eval-report*")} == {
+        "eval-report.md",
+        "eval-report.json",
+    }
+    result.stdout.fnmatch_lines(
+        ["*evaluation report written to *: eval-report.md, eval-report.json"]
+    )
+    for name in pytester.path.glob("eval-report*"):
+        name.unlink()
+    pytester.makeini("[pytest]\nevals_report_formats = json\n")
+    run(pytester).assert_outcomes(passed=1)
+    assert {p.name for p in pytester.path.glob("eval-report*")} == {"eval-report.json"}
+
+
+def test_an_unknown_report_format_is_a_usage_error_naming_the_closest(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    result = run(pytester, "--evals-report-formats", "md,htm")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*--evals-report-formats: unknown report format 'htm'; expected md, json, html "
+            "(did you mean html?)"
+        ]
+    )
+
+
+def test_the_markdown_report_has_the_interval_and_the_test_ids(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(SCORES.format(scores=[1.0, 0.5, 0.75]))
+    run(pytester, "--evals-report-formats", "md").assert_outcomes(passed=3)
+    markdown = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
+    assert "| evaluator | mean score | 95 % interval | n |" in markdown
+    assert re.search(r"\| quality \| 0\.750 \| \[0\.\d{3}, [01]\.\d{3}\] \| 3 \|", markdown)
+    test_id = "test_the_markdown_report_has_the_interval_and_the_test_ids.py::test_quality[1]"
+    assert f"- `{test_id}`: quality (quality): score 0.5" in markdown
+
+
+def test_keys_whose_tests_were_deselected_are_named_as_not_compared(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        SCORES.format(scores=[1.0, 1.0])
+        + """
+
+@evaluator(feedback_key="style")
+def style(outputs):
+    return True
+
+
+@pytest.mark.eval_suite
+def test_style():
+    assert style(outputs="x")["score"]
+"""
+    )
+    run(pytester, *PIN, "--evals-update-baseline").assert_outcomes(passed=3)
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05", "-k", "quality")
+    result.assert_outcomes(passed=2, deselected=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        ["*not compared with the baseline: style (no test of this run scored them*"]
+    )

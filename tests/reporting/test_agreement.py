@@ -91,12 +91,13 @@ def test_a_judge_that_always_passes_has_kappa_zero_without_an_interval() -> None
     assert judged.fail_recall == 0.0
 
 
-def test_perfect_agreement_has_kappa_one() -> None:
+def test_perfect_agreement_has_kappa_one_and_no_point_interval() -> None:
     judged = agreement([True, False, True, False], [True, False, True, False])
 
     assert judged.kappa == pytest.approx(1.0)
-    assert judged.kappa_interval is not None
-    assert (judged.kappa_interval.low, judged.kappa_interval.high) == (1.0, 1.0)
+    # Four pairs cannot make κ = 1 certain: the Wald interval's [1, 1] is not shown.
+    assert judged.kappa_interval is None
+    assert "κ 1.000," in str(judged)
 
 
 def test_inconclusive_and_failed_judge_outcomes_are_counted_apart() -> None:

@@ -82,11 +82,12 @@ def test_wilson_does_not_collapse_at_all_passed() -> None:
 
 
 def test_numeric_scores_have_the_t_interval() -> None:
-    figures = one_each(0.5, 0.7, 0.9)["k"]
+    # Scores above 1: no bounds to keep within (see the tests of bounds below).
+    figures = one_each(1.5, 1.7, 1.9)["k"]
     assert (figures.kind, figures.method) == ("mean", "t")
-    assert figures.mean == pytest.approx(0.7)
-    assert_interval(figures.interval, *t_by_hand([0.5, 0.7, 0.9]))
-    assert_interval(figures.interval, 0.2032, 1.1968, printed=True)
+    assert figures.mean == pytest.approx(1.7)
+    assert_interval(figures.interval, *t_by_hand([1.5, 1.7, 1.9]))
+    assert_interval(figures.interval, 1.2032, 2.1968, printed=True)
 
 
 def test_trials_are_clustered_by_case() -> None:
@@ -114,9 +115,10 @@ def test_pass_fail_trials_that_disagree_are_clustered_and_kept_within_0_and_1() 
     )["k"]
     low, high = t_by_hand([2 / 3, 1 / 3, 1, 1 / 3])
     assert high > 1  # the t interval runs past 1; a pass rate cannot
-    assert (figures.kind, figures.method) == ("pass rate", "clustered t")
+    assert (figures.kind, figures.method) == ("pass rate", "clustered logit t")
     assert figures.mean == pytest.approx(7 / 12)
-    assert_interval(figures.interval, low, 1.0)
+    assert figures.interval is not None
+    assert low < figures.interval.low < figures.mean < figures.interval.high < 1.0
 
 
 def test_pass_fail_trials_that_agree_within_each_case_are_wilson_over_cases() -> None:
@@ -193,7 +195,7 @@ def test_keys_are_summarised_apart_in_sorted_order() -> None:
 
 def test_booleans_mixed_with_numbers_are_a_mean_not_a_pass_rate() -> None:
     figures = one_each(True, 0.5, False)["k"]
-    assert (figures.kind, figures.method, figures.mean) == ("mean", "t", 0.5)
+    assert (figures.kind, figures.method, figures.mean) == ("mean", "logit t", 0.5)
 
 
 @pytest.mark.parametrize(
@@ -521,3 +523,69 @@ def test_the_closed_form_wilson_interval_is_scipys(successes: int, trials: int) 
     got = wilson_interval(successes, trials)
     assert got.low == pytest.approx(expected.low, abs=1e-12)
     assert got.high == pytest.approx(expected.high, abs=1e-12)
+
+
+# --- bounds, rounding noise and keys scored per field (issue 21, item 19) ---------------------
+
+
+def test_a_mean_of_scores_within_0_and_1_never_leaves_them() -> None:
+    # The t interval of these is [0.980, 1.007]: above the largest possible score.
+    figures = one_each(*[1.0] * 15, 0.95, 0.96)["k"]
+    assert figures.bounds == (0.0, 1.0)
+    assert figures.method == "logit t"
+    assert figures.interval is not None
+    assert figures.interval.low < figures.mean < figures.interval.high <= 1.0
+    # Inside the bounds the t interval stands.
+    assert one_each(0.9, 0.8, 0.9, 0.7, 0.8)["k"].method == "t"
+    # Unbounded scores keep the t interval wherever it goes.
+    wide = one_each(*[10.0] * 15, 9.5, 9.6)["k"]
+    assert (wide.bounds, wide.method) == (None, "t")
+    assert wide.interval is not None
+    assert wide.interval.high > 10.0
+
+
+def test_a_clustered_pass_rate_stays_within_0_and_1_by_its_logit_not_by_clipping() -> None:
+    cases = {f"c{n}": [PASS, PASS] for n in range(6)} | {"c6": [PASS, FAIL]}
+    figures = summarize(cases)["k"]
+    assert figures.method == "clustered logit t"
+    assert figures.interval is not None
+    assert figures.interval.high < 1.0
+
+
+def test_a_change_of_pass_rates_never_leaves_minus_1_to_1() -> None:
+    # The paired t interval of ten rises and one tie is [+0.707, +1.112].
+    before = one_each(*[False] * 11)
+    after = one_each(*[True] * 10, False)
+    comparison = compare(before, after)["k"]
+    assert comparison.method == "logit t"
+    assert comparison.interval is not None
+    assert 0 < comparison.interval.low < comparison.difference < comparison.interval.high <= 1.0
+    assert comparison.verdict == "better"
+
+
+def test_rounding_noise_is_no_change_of_a_case() -> None:
+    # fmean([0.1, 0.2]) is 0.15000000000000002.
+    before = summarize({"a": [verdict(0.1), verdict(0.2)], "b": [verdict(0.5)]})
+    after = summarize({"a": [verdict(0.15)], "b": [verdict(0.5)]})
+    comparison = compare(before, after)["k"]
+    assert (comparison.worse, comparison.better) == ((), ())
+    assert comparison.case_changes() == ""
+    assert comparison.difference == 0.0
+
+
+def test_a_key_without_verdicts_is_counted_under_its_field_keys() -> None:
+    raised = EvaluatorResult.inconclusive("json_match", "the target raised")
+    broken = EvaluatorResult.failed("json_match", "evaluator_error", "not an object")
+    figures = summarize(
+        {
+            "c0": [verdict(1.0, "json_match:a"), verdict(0.0, "json_match:b")],
+            "c1": [raised],
+            "c2": [broken],
+        }
+    )
+    assert list(figures) == ["json_match:a", "json_match:b"]
+    assert (figures["json_match:a"].inconclusive, figures["json_match:a"].failed) == (1, 1)
+    # A key of its own with no verdict is still listed.
+    alone = summarize({"c0": [raised]})
+    assert list(alone) == ["json_match"]
+    assert alone["json_match"].inconclusive == 1

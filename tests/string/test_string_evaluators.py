@@ -171,3 +171,26 @@ def test_with_hashing_embeddings_and_batch():
     assert asyncio.run(
         ev.ainvoke({"outputs": "x", "reference_outputs": "x"})
     ).score == pytest.approx(1.0)
+
+
+def test_exact_match_says_why_when_the_types_differ():
+    result = ExactMatch()(outputs=4, reference_outputs="4")
+    assert result["score"] is False
+    assert "outputs is a number and reference_outputs is a string" in result["comment"]
+    assert "both read 4" in result["comment"]
+    flipped = ExactMatch()(outputs="true", reference_outputs=True)["comment"]
+    assert "outputs is a string and reference_outputs is a boolean" in flipped
+
+
+def test_exact_match_says_why_when_a_side_is_a_mapping_of_one_key():
+    result = ExactMatch()(outputs="4", reference_outputs={"answer": "4"})
+    assert result["score"] is False
+    assert "reference_outputs is a mapping with one key, 'answer'" in result["comment"]
+    assert "reference_outputs['answer'] equals outputs" in result["comment"]
+    other = ExactMatch()(outputs={"answer": 4}, reference_outputs=4)["comment"]
+    assert "outputs is a mapping with one key, 'answer'" in other
+
+
+def test_exact_match_leaves_a_plain_mismatch_uncommented():
+    assert ExactMatch()(outputs="Paris", reference_outputs="Lyon")["comment"] is None
+    assert ExactMatch()(outputs="4", reference_outputs="4")["comment"] is None

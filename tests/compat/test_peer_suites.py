@@ -22,6 +22,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test runs the peers' suites in a child pytest.
+pytestmark = pytest.mark.processes
+
 SUITES = Path(__file__).parent / "peer_suites"
 
 # node id -> why it fails against compat (PARITY.md, "OpenEvals' and agentevals' own tests").

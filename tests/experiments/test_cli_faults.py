@@ -17,6 +17,9 @@ from test_cli import cli
 
 from langchain_evals_port.experiments import ExperimentStore
 
+# Each test runs `langchain-evals` in child processes.
+pytestmark = pytest.mark.processes
+
 APP = '''
 """Targets (on $TARGET_FAULT_ON) and evaluators (on $FAULT_ON) that misbehave on the
 case of that answer."""

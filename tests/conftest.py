@@ -29,7 +29,7 @@ class LangSmithStandIn:
     It serves the datasets given to ``add_dataset`` as LangSmith does (``GET /datasets?name=``,
     ``GET /examples?dataset=`` in pages of ``offset``/``limit``, ``GET /examples/{id}``),
     creates projects (``POST /sessions``, a taken name is a 409 as in LangSmith; ``PATCH
-    /sessions/{id}``), keeps the JSON body of every write in ``received`` (``runs()`` and
+    /sessions/{id}``) and finds them by name (``GET /sessions?name=``), keeps the JSON body of every write in ``received`` (``runs()`` and
     ``feedback()`` read it) and answers every other request with ``{}``. ``failing(path,
     status)`` makes one path answer with an error status for a while.
     """
@@ -113,6 +113,8 @@ class LangSmithStandIn:
                     if example["id"] == example_id:
                         return 200, example
             return 404, {"detail": "Example not found"}
+        if method == "GET" and path == "/sessions" and "name" in query:
+            return 200, [s for s in self.sessions.values() if s["name"] == query["name"]]
         if method == "POST" and path == "/sessions" and isinstance(body, dict):
             if any(s["name"] == body.get("name") for s in self.sessions.values()):
                 return 409, {"detail": "Session already exists"}

@@ -13,6 +13,8 @@ file (``report``: ``_report``), the evaluators' agreement with people's annotati
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
 
 import langchain_evals_port
@@ -52,6 +54,10 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the process exit status."""
     args = _parser().parse_args(argv)
+    # Targets, evaluators and judges are the user's modules: import them as ``python -m``
+    # would, from the working directory.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     if args.command == "worker" and args.experiment is None:
         return run_worker(args)
     if args.command == "console":

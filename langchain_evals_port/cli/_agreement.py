@@ -19,7 +19,7 @@ def add_agreement(commands: Any) -> None:
         help="how well the evaluators agree with people's annotations, per feedback key",
         description="Pair the ledger's evaluation results with the annotations of the same "
         "interaction and feedback key and print, per key: the pairs, accuracy, Cohen's kappa "
-        "with its 95%% interval, the confusion matrix, precision and recall of 'fail', "
+        "with its 95% interval, the confusion matrix, precision and recall of 'fail', "
         "Spearman's rho for numeric scores, and the judge outcomes that were inconclusive "
         "or failed (counted apart, never as disagreement).",
     )
@@ -41,9 +41,11 @@ def run_agreement(args: argparse.Namespace) -> int:
     from langchain_evals_port.runtime import ledger_agreement
     from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
 
+    from ._locations import checked_location
+
     try:
         since = _moment(args.since)
-        ledger = open_ledger(args.ledger)
+        ledger = open_ledger(checked_location(args.ledger, reads=True))
         try:
             assert isinstance(ledger, SqlLedger)
             figures = ledger_agreement(

@@ -5,7 +5,6 @@ model of your choice, or your own judge with your labels (``langchain_evals_port
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -60,9 +59,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
     try:
         judge = None
         if args.judge:
-            # The judge is the user's module: import it as ``python -m`` would.
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())
             judge = import_spec(args.judge, "--judge")
         report = calibrate(
             args.model, args.prompt, args.labels, judge=judge, max_concurrency=args.concurrency

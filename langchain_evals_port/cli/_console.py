@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import sys
 from typing import Any
 
@@ -70,18 +71,19 @@ def run_console(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    from langchain_evals_port.core.errors import EvalsError
+    from langchain_evals_port.experiments import ExperimentStore
     from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
 
-    ledger = open_ledger(args.ledger)
-    if not isinstance(ledger, SqlLedger):
-        print("langchain-evals console: the ledger must be SQLite or PostgreSQL", file=sys.stderr)
-        return 2
-    store = None
-    if args.store:
-        from langchain_evals_port.experiments import ExperimentStore
+    from ._locations import checked_location
 
-        store = ExperimentStore(args.store)
+    ledger = store = None
     try:
+        ledger = open_ledger(checked_location(args.ledger, reads=True))
+        if not isinstance(ledger, SqlLedger):
+            raise ValueError("the ledger must be SQLite or PostgreSQL")
+        if args.store:
+            store = ExperimentStore(checked_location(args.store, reads=True))
         app = create_app(
             ledger,
             store,
@@ -89,11 +91,15 @@ def run_console(args: argparse.Namespace) -> int:
             read_only=args.read_only,
             allowed_hosts=[_as_host(args.host), *args.allowed_host],
         )
+    except (EvalsError, OSError, ValueError, sqlite3.Error) as error:
+        # Usage, files and DSNs (an unreachable server): a message, never a traceback.
+        _close(ledger, store)
+        print(f"langchain-evals console: {error}", file=sys.stderr)
+        return 2
+    try:
         _serve(app, args.host, args.port, token=token is not None)
     finally:
-        ledger.close()
-        if store is not None:
-            store.close()
+        _close(ledger, store)
     return 0
 
 
@@ -121,3 +127,9 @@ def _serve(app: Any, host: str, port: int, *, token: bool) -> None:
             )
 
     Announced(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+
+
+def _close(*opened: Any) -> None:
+    for each in opened:
+        if each is not None:
+            each.close()

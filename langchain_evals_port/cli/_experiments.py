@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sqlite3
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,25 @@ def add_experiment_commands(commands: Any) -> None:
     )
     run.add_argument("data", help="a .jsonl, .csv or .json file, or a LangSmith dataset's name")
     run.add_argument("--target", required=True, help="module:attr of the application")
+    columns = run.add_argument_group(
+        "CSV columns by name",
+        "Map the columns of a CSV file to a case's fields by name, as Dataset.from_csv's "
+        "inputs=, reference_outputs= and metadata= do; every column is then listed or is "
+        "the id column. Without them, columns are named inputs.<key>, "
+        "reference_outputs.<key>, metadata.<key> or id.",
+    )
+    for option, field in [
+        ("--inputs", "the inputs"),
+        ("--reference", "the reference outputs"),
+        ("--metadata", "the metadata"),
+    ]:
+        columns.add_argument(
+            option,
+            action="extend",
+            type=lambda text: text.split(","),
+            metavar="COLUMN[,COLUMN]",
+            help=f"the columns holding {field} (repeatable)",
+        )
     _evaluators_argument(run)
     run.add_argument("--name", help="the experiment's name (default: the target's, numbered)")
     run.add_argument("--trials", type=int, default=1, help="runs of each case (default 1)")
@@ -50,7 +69,7 @@ def add_experiment_commands(commands: Any) -> None:
         "compare",
         help="compare two experiments; exit 1 on a regression",
         description="Compare experiment CANDIDATE with BASELINE case by case: per evaluator "
-        "the paired difference with its 95%% interval and the cases that got worse or better. "
+        "the paired difference with its 95% interval and the cases that got worse or better. "
         "Exits with 1 when an evaluator dropped by more than --fail-if-worse outside the "
         "noise.",
     )
@@ -65,7 +84,13 @@ def add_experiment_commands(commands: Any) -> None:
     )
     compare.add_argument("--store", help=_STORE_HELP)
 
-    listing = commands.add_parser("experiments", help="list the experiments in the store")
+    listing = commands.add_parser(
+        "experiments",
+        help="list the experiments in the store",
+        description="List the experiments in the store, oldest first: each one's target (or "
+        "the experiment it rescored), cases, trials, runs finished of all, evaluators and "
+        "when it started. Compare two of them with `langchain-evals compare`.",
+    )
     listing.add_argument("--store", help=_STORE_HELP)
 
     rescore = commands.add_parser(
@@ -116,13 +141,18 @@ def run_command(args: argparse.Namespace) -> int:
     from langsmith.utils import LangSmithError
 
     from langchain_evals_port.core.errors import EvalsError
+    from langchain_evals_port.experiments import DEFAULT_STORE
 
-    # Targets and evaluators are the user's modules: import them as ``python -m`` would.
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    from ._locations import checked_location
+
     # SIGTERM stops like Ctrl-C: running cases are cancelled and their claims handed back.
     signal.signal(signal.SIGTERM, _interrupt)
     try:
+        if args.command == "worker" and _ledger_options(args):
+            return _work(args)  # a usage error, said before anything about the store
+        # Only ``run`` starts a store; the others read one that must be there.
+        reads = args.command != "run"
+        args.store = checked_location(args.store, default=DEFAULT_STORE, reads=reads)
         if args.command == "run":
             return _run(args)
         if args.command == "rescore":
@@ -153,27 +183,83 @@ def _run(args: argparse.Namespace) -> int:
         upload_to_langsmith,
     )
 
-    dataset = Dataset.load(args.data)
+    dataset = Dataset.load(args.data, **_columns(args))
     with ExperimentStore(args.store) as store:
         if args.baseline is not None:
             store.info(args.baseline)  # a misspelt baseline is an error before the run
-        result = asyncio.run(
-            arun_experiment(
-                args.target,
-                dataset,
-                args.evaluators,
-                name=args.name,
-                trials=args.trials,
-                max_concurrency=args.concurrency,
-                store=store,
-                cache=args.judge_cache,
+        started = datetime.now(timezone.utc)
+        reused = 0 if args.name is None else _finished(store, args.name)[0]
+        try:
+            result = asyncio.run(
+                arun_experiment(
+                    args.target,
+                    dataset,
+                    args.evaluators,
+                    name=args.name,
+                    trials=args.trials,
+                    max_concurrency=args.concurrency,
+                    store=store,
+                    cache=args.judge_cache,
+                )
             )
-        )
+        except KeyboardInterrupt:
+            print(f"langchain-evals run: {_how_to_resume(store, args, started)}", file=sys.stderr)
+            return 130
+        if reused and result.ran:  # all reused: the summary says nothing ran
+            print(
+                f"Resumed {result.name}: {reused} of {len(result.runs)} runs were finished "
+                "before and reused"
+            )
         _summarize(store, result, args)
     if args.langsmith:
         # After the summary: an upload that fails loses nothing, and says why (exit 2).
         print(f"LangSmith: {upload_to_langsmith(result)}")
     return 0
+
+
+def _finished(store: Any, name: str) -> tuple[int, int]:
+    """How many runs of experiment ``name`` are finished, of how many (0 of 0: none)."""
+    for summary in store.experiments():
+        if summary.info.name == name:
+            return summary.finished, summary.runs
+    return 0, 0
+
+
+def _how_to_resume(store: Any, args: argparse.Namespace, started: datetime) -> str:
+    """What an interrupted ``run`` kept, and the command that resumes it."""
+    name = args.name
+    if name is None:  # the numbered name this run took: its newest of this target
+        mine = [
+            summary.info.name
+            for summary in store.experiments()
+            if summary.info.target_spec == args.target and summary.info.created_at >= started
+        ]
+        if not mine:
+            return "interrupted before the experiment started; nothing was kept"
+        name = mine[-1]
+    finished, runs = _finished(store, name)
+    again = "again" if args.name is not None else f"with --name {name}"
+    return (
+        f"interrupted: {finished} of {runs} runs of {name} finished and kept; to resume, run "
+        f"the same command {again}"
+    )
+
+
+def _columns(args: argparse.Namespace) -> dict[str, list[str]]:
+    """``Dataset.from_csv``'s column mapping from ``--inputs``, ``--reference`` and
+    ``--metadata``."""
+    given = {
+        "inputs": args.inputs,
+        "reference_outputs": args.reference,
+        "metadata": args.metadata,
+    }
+    columns = {field: value for field, value in given.items() if value}
+    if columns and Path(args.data).suffix.lower() != ".csv":
+        raise ValueError(
+            "--inputs, --reference and --metadata map the columns of a CSV file; "
+            f"{args.data} is not one"
+        )
+    return columns
 
 
 def _rescore(args: argparse.Namespace) -> int:
@@ -277,8 +363,7 @@ def _list(args: argparse.Namespace) -> int:
 def _work(args: argparse.Namespace) -> int:
     from langchain_evals_port.experiments import awork_on
 
-    ledger_options = ("config", "evaluators", "ledger", "lease_seconds", "grace", "worker_id")
-    given = [f"--{option.replace('_', '-')}" for option in ledger_options if _given(args, option)]
+    given = _ledger_options(args)
     if given:
         print(
             f"langchain-evals worker: {', '.join(given)} apply to a ledger's evaluations, not "
@@ -292,6 +377,12 @@ def _work(args: argparse.Namespace) -> int:
     )
     print(f"worker: finished {finished} runs of {args.experiment}")
     return 0
+
+
+def _ledger_options(args: argparse.Namespace) -> list[str]:
+    """The options of a ledger's worker given to ``worker --experiment``, which takes none."""
+    options = ("config", "evaluators", "ledger", "lease_seconds", "grace", "worker_id")
+    return [f"--{option.replace('_', '-')}" for option in options if _given(args, option)]
 
 
 def _given(args: argparse.Namespace, option: str) -> bool:

@@ -24,7 +24,7 @@ def add_report(commands: Any) -> None:
         help="write an experiment's (or a comparison's) page as one self-contained HTML file",
         description="Write the console's page of EXPERIMENT (with --baseline, of its "
         "comparison with that experiment) as one HTML file that opens offline: figures with "
-        "their 95%% intervals, charts, and every run with its evaluators' scores and "
+        "their 95% intervals, charts, and every run with its evaluators' scores and "
         "reasoning. Its charts use Plotly when it is installed (the console extra).",
     )
     report.add_argument("experiment", help="the experiment (the candidate, with --baseline)")
@@ -45,11 +45,19 @@ def add_report(commands: Any) -> None:
 def run_report(args: argparse.Namespace) -> int:
     """The ``report`` command: the process exit status."""
     from langchain_evals_port.core.errors import EvalsError
-    from langchain_evals_port.experiments import ExperimentStore, problem_lines, report_html
+    from langchain_evals_port.experiments import (
+        DEFAULT_STORE,
+        ExperimentStore,
+        problem_lines,
+        report_html,
+    )
     from langchain_evals_port.reporting._render import write_text
 
+    from ._locations import checked_location
+
     try:
-        with ExperimentStore(args.store) as store:
+        location = checked_location(args.store, default=DEFAULT_STORE, reads=True)
+        with ExperimentStore(location) as store:
             info = store.info(args.experiment)
             result = store.load(args.experiment)
             baseline = None if args.baseline is None else store.load(args.baseline)

@@ -9,7 +9,6 @@ prints it as written.
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import signal
 import sys
@@ -37,20 +36,14 @@ def load_evaluators(spec: str) -> Mapping[str, Any]:
     passes as ``EvaluationRuntime(evaluators=...)``.
 
     Raises:
-        ValueError: ``spec`` is not ``module:ATTRIBUTE``, the module cannot be imported, the
-            attribute does not exist or is not a mapping.
+        EvaluatorUsageError: ``spec`` is not ``module:ATTRIBUTE``, the module cannot be
+            imported (or raised while importing: named at its file and line), or the
+            attribute does not exist.
+        ValueError: The attribute is not a mapping.
     """
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ValueError(f"--evaluators: expected module:ATTRIBUTE, got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ValueError(f"--evaluators: cannot import {module_name!r}: {error}") from error
-    try:
-        value = getattr(module, attribute)
-    except AttributeError:
-        raise ValueError(f"--evaluators: module {module_name!r} has no {attribute!r}") from None
+    from langchain_evals_port.experiments._specs import import_spec
+
+    value = import_spec(spec, "--evaluators")
     if not isinstance(value, Mapping):
         raise ValueError(
             f"--evaluators: {spec} is a {type(value).__name__}; expected a mapping of "
@@ -83,12 +76,25 @@ def add_worker(commands: Any) -> None:
     worker.add_argument(
         "--store", help="with --experiment: the experiment store (a postgresql:// DSN or a path)"
     )
-    worker.add_argument("--concurrency", type=int, default=8, help="evaluations at once")
-    worker.add_argument("--lease-seconds", type=float, default=5.0, help="lease on a claim")
     worker.add_argument(
-        "--grace", type=float, default=30.0, help="seconds running evaluations get to finish"
+        "--concurrency", type=int, default=8, help="evaluations at once (default %(default)s)"
     )
-    worker.add_argument("--worker-id", help="names this worker's claims")
+    worker.add_argument(
+        "--lease-seconds",
+        type=float,
+        default=5,
+        help="seconds a claim is held before another worker may take it (default %(default)s)",
+    )
+    worker.add_argument(
+        "--grace",
+        type=float,
+        default=30,
+        help="seconds running evaluations get to finish on a stop (default %(default)s)",
+    )
+    worker.add_argument(
+        "--worker-id",
+        help="names this worker's claims (default: host, process id and a random suffix)",
+    )
 
 
 def run_worker(args: argparse.Namespace) -> int:

@@ -239,6 +239,8 @@ class Dataset(Sequence[Case]):
             ('capitals', 'France')
         """
         loader: Callable[..., Dataset] = getattr(cls, _loader_name(source))
+        if loader.__name__ == "from_langsmith" and "client" not in options:
+            _check_langsmith_configured(str(source))
         valid = [
             parameter.name
             for parameter in inspect.signature(loader).parameters.values()
@@ -333,6 +335,17 @@ def _why_same(case: Case) -> str:
         " (a content id: both cases have the same inputs and reference_outputs; remove one, "
         "or give each its own id)"
     )
+
+
+def _check_langsmith_configured(name: str) -> None:
+    """Refuse a name that would go to LangSmith when nothing says where or as whom: most
+    likely a file that is not there, and otherwise a request bound to fail."""
+    configured = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "LANGSMITH_ENDPOINT")
+    if not any(os.environ.get(variable) for variable in configured):
+        raise DatasetError(
+            "not a file; to read a LangSmith dataset set LANGSMITH_API_KEY",
+            location=Location(name),
+        )
 
 
 def _loader_name(source: StrPath) -> str:

@@ -58,8 +58,9 @@ def json_cases(path: Path) -> Iterator[Located]:
 _FIELDS = ("inputs", "reference_outputs", "metadata")
 _CONVENTION = (
     "columns are named id, inputs, inputs.<key>, reference_outputs, "
-    "reference_outputs.<key> or metadata.<key>; or pass inputs=[...], "
-    "reference_outputs=[...] and metadata=[...] to map columns by name"
+    "reference_outputs.<key> or metadata.<key>; or map columns by name with inputs=[...], "
+    "reference_outputs=[...] and metadata=[...] (--inputs, --reference and --metadata on "
+    "the command line)"
 )
 
 
@@ -232,8 +233,24 @@ def _located(path: Path, error: DocumentError) -> DatasetError:
     return DatasetError(problem, field=error.field, location=location)
 
 
+class _MissingFile(DatasetError, FileNotFoundError):
+    """A dataset file that is not there: a ``DatasetError`` naming it (and the closest file
+    in its folder), and the ``FileNotFoundError`` it always was."""
+
+
 def _read_text(path: Path) -> str:
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        folder = path.parent if path.parent.is_dir() else Path()
+        siblings = [str(path.parent / sibling.name) for sibling in folder.iterdir()]
+        raise _MissingFile(
+            f"no such file{did_you_mean(str(path), siblings)}", location=Location.in_file(path)
+        ) from None
+    except IsADirectoryError:
+        raise DatasetError(
+            "a directory; expected a .jsonl, .csv or .json file", location=Location.in_file(path)
+        ) from None
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark, as spreadsheets write, is dropped
     except UnicodeDecodeError as error:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from langchain_core.load import Serializable, load
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
@@ -271,7 +271,7 @@ class ExperimentStore:
         return ExperimentResult(
             name,
             tuple(
-                known.get((row.case_id, row.trial)) or _case_result(row)
+                known.get((row.case_id, row.trial)) or _case_result(row, name, self.location)
                 for row in self._ledger.runs(name, finished_only=True)
             ),
         )
@@ -424,9 +424,16 @@ def _target_run(stored: _StoredRun | None) -> TargetRun | None:
     return TargetRun(_revived(stored.outputs), stored.interaction)
 
 
-def _case_result(row: RunRow) -> CaseResult:
-    work = _Work.model_validate_json(row.work)
-    record = _Record.model_validate_json(row.record or "")
+def _case_result(row: RunRow, name: str, location: str) -> CaseResult:
+    try:
+        work = _Work.model_validate_json(row.work)
+        record = _Record.model_validate_json(row.record or "")
+    except ValidationError as error:
+        first = str(error).splitlines()[:3]
+        raise ValueError(
+            f"experiment {name!r} in {location}: the stored run of case {row.case_id!r} "
+            f"(trial {row.trial}) cannot be read: {' '.join(part.strip() for part in first)}"
+        ) from error
     run = _target_run(work.given)
     if run is None:
         raise ValueError(f"run {row.case_id}:{row.trial} is finished but kept no output")

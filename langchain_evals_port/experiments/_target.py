@@ -69,7 +69,11 @@ class Target:
         app: A Runnable or compiled LangGraph graph (invoked with the case's inputs), a
             function of the inputs (``def app(inputs)`` or ``async def``), or
             ``"module:attr"`` naming one of those.
-        name: The name runs are recorded under (default: the app's own name).
+        name: The name runs are recorded under, and experiments named after (default: the
+            app's own name: a function's, or a graph's ``compile(name=...)``; for an app
+            given as ``"module:attr"`` whose name is only its kind's default, such as
+            LangGraph's ``"LangGraph"``, that ``"module:attr"``, so experiments of different
+            graphs are never taken for runs of one target).
 
     Example:
         >>> target = Target(lambda inputs: inputs["question"].upper())
@@ -80,7 +84,7 @@ class Target:
 
     def __init__(self, app: TargetLike, *, name: str | None = None) -> None:
         runnable = _runnable(import_spec(app, "target") if isinstance(app, str) else app)
-        self.name = name or runnable.get_name()
+        self.name = name or _name(runnable, app)
         self.runnable = runnable
 
     def __repr__(self) -> str:
@@ -144,3 +148,15 @@ def _runnable(app: Any) -> Runnable[Any, Any]:
         "target: expected a Runnable, a compiled graph, a function of the inputs or "
         f"'module:attr'; got {app!r}"
     )
+
+
+_DEFAULT_NAMES = frozenset({"LangGraph"})
+"""Names an app has when nobody named it, besides its class's name (a compiled graph's)."""
+
+
+def _name(runnable: Runnable[Any, Any], app: TargetLike) -> str:
+    """The app's own name, or the ``"module:attr"`` it was given as when that name is only
+    the default of its kind."""
+    own = runnable.get_name()
+    generic = own in _DEFAULT_NAMES or own == type(runnable).__name__
+    return app if isinstance(app, str) and generic else own

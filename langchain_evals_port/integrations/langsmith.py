@@ -168,9 +168,12 @@ class LangSmithFeedbackTracer:
     """Attach results to the evaluated LangSmith run with ``Client.create_feedback``.
 
     Feedback belongs to the run that was *evaluated*, whose id the caller puts in
-    ``result.metadata[run_id_key]``; results without it are skipped. The run's project id,
-    if the caller knows it, goes in ``result.metadata[session_id_key]`` (LangSmith deprecates
-    run feedback without it and warns). ``result.source_run_id``
+    ``result.metadata[run_id_key]``; results without it are skipped. LangSmith asks for the
+    run's project (session) id with run feedback (``create_feedback(session_id=...)``; without
+    it langsmith warns, and deployments that cannot find the run refuse it): it is
+    ``result.metadata[session_id_key]`` when the caller knows it, otherwise the id of
+    ``project_name``, the project LangChain traces the application's runs to, read once (and
+    created if the project does not exist yet, as tracing would). ``result.source_run_id``
     (the evaluator's own run, if traced) is sent as the feedback's source run. Results are
     queued and a daemon thread sends them in batches of up to ``batch_size``; the tracer
     never blocks or raises into an evaluation. Each tracer registers an ``atexit`` flush (and
@@ -181,6 +184,8 @@ class LangSmithFeedbackTracer:
             own should be bounded too (see ``bounded_client``).
         run_id_key: The metadata key holding the evaluated run's id.
         session_id_key: The metadata key holding that run's project (session) id.
+        project_name: The project the evaluated runs are traced to (default: LangChain's,
+            ``LANGSMITH_PROJECT`` or ``"default"``), for results without a project id.
         batch_size: The most feedback sent per batch.
         flush_timeout: How long the ``atexit`` flush waits, in seconds.
         stop_after_attempt: Attempts per ``create_feedback`` call (langsmith's default is 10).
@@ -192,6 +197,7 @@ class LangSmithFeedbackTracer:
         *,
         run_id_key: str = "run_id",
         session_id_key: str = "session_id",
+        project_name: str | None = None,
         batch_size: int = 20,
         flush_timeout: float = 5.0,
         stop_after_attempt: int = 2,
@@ -201,6 +207,8 @@ class LangSmithFeedbackTracer:
         self._client = client if client is not None else bounded_client()
         self._run_id_key = run_id_key
         self._session_id_key = session_id_key
+        self._project_name = project_name
+        self._project_id: str | None = None  # read by the sending thread, once
         self._batch_size = batch_size
         self._flush_timeout = flush_timeout
         self._attempts = stop_after_attempt
@@ -268,17 +276,33 @@ class LangSmithFeedbackTracer:
                 self._pending -= len(batch)
                 self._idle.notify_all()
 
+    def _project(self) -> str:
+        """The id of the project the evaluated runs are traced to (read, or created as
+        tracing would create it), asked of LangSmith once."""
+        if self._project_id is None:
+            name = self._project_name or ls_utils.get_tracer_project() or "default"
+            try:
+                project = self._client.read_project(project_name=name)
+            except ls_utils.LangSmithNotFoundError:
+                try:
+                    project = self._client.create_project(name)
+                except ls_utils.LangSmithConflictError:  # the app's first run created it
+                    project = self._client.read_project(project_name=name)
+            self._project_id = str(project.id)
+        return self._project_id
+
     def _send(self, batch: list[_Feedback]) -> None:
-        failures = []
+        failures: list[Exception] = []
         for feedback in batch:
             try:
+                session_id = feedback.session_id or self._project()
                 self._client.create_feedback(
                     feedback.run_id,
                     feedback.key,
                     score=feedback.score,
                     comment=feedback.comment,
                     source_run_id=feedback.source_run_id,
-                    session_id=feedback.session_id,
+                    session_id=session_id,
                     feedback_source_type="model",
                     stop_after_attempt=self._attempts,
                 )

@@ -142,14 +142,20 @@ class SqliteCache(BaseCache):
                 shared = _files[self.path] = _File()
         self._file = shared
         _open_caches.add(self)
-        db = self._db()
-        switch_to_wal(db, busy_timeout)
-        db.execute(
-            f"CREATE TABLE IF NOT EXISTS {_TABLE} "
-            "(key BLOB PRIMARY KEY, generations TEXT NOT NULL, judge TEXT, prompt TEXT) "
-            "WITHOUT ROWID"
-        )
-        columns = {row[1] for row in db.execute(f"PRAGMA table_info({_TABLE})")}
+        try:
+            db = self._db()
+            switch_to_wal(db, busy_timeout)
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {_TABLE} "
+                "(key BLOB PRIMARY KEY, generations TEXT NOT NULL, judge TEXT, prompt TEXT) "
+                "WITHOUT ROWID"
+            )
+            columns = {row[1] for row in db.execute(f"PRAGMA table_info({_TABLE})")}
+        except sqlite3.DatabaseError as error:  # SQLite's message names no file
+            raise type(error)(
+                f"cache {str(self.path)!r}: {error}; if the file is damaged, delete it (the "
+                "judges are then asked again)"
+            ) from error
         for column in ("judge", "prompt"):
             if column not in columns:  # a file of an earlier release: its entries unlabelled
                 try:

@@ -149,7 +149,8 @@ def test_rescore_runs_no_target(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("compare", "nope", "base"), "no experiment 'nope'"),
+        # Read-only commands in a folder with no store: nothing is created.
+        (("compare", "nope", "base"), "no experiment store at .langchain-evals/experiments.db"),
         (
             ("run", "cases.jsonl", "--target", "doubling:targt", "--evaluators", "doubling:X"),
             "target: module 'doubling' has no attribute 'targt'; did you mean 'target'?",
@@ -158,7 +159,10 @@ def test_rescore_runs_no_target(tmp_path: Path) -> None:
             ("run", "cases.jsnl", "--target", "doubling:target", "--evaluators", "doubling:X"),
             "cases.jsnl",
         ),
-        (("rescore", "base", "--evaluators", "doubling:EVALUATORS"), "no experiment 'base'"),
+        (
+            ("rescore", "base", "--evaluators", "doubling:EVALUATORS"),
+            "no experiment store at .langchain-evals/experiments.db",
+        ),
     ],
 )
 def test_mistakes_exit_2_with_a_clear_message(

@@ -10,6 +10,8 @@ import re
 import subprocess
 import sys
 import threading
+import uuid
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -266,6 +268,15 @@ def multipart_parts(body: bytes, content_type: str) -> Iterator[tuple[str, Any]]
             yield name.group(1).decode(), json.loads(value.removesuffix(b"\r\n"))
 
 
+_PROJECT = {
+    "id": str(uuid.uuid4()),
+    "name": "default",
+    "tenant_id": str(uuid.uuid4()),
+    "start_time": "2024-01-01T00:00:00Z",
+    "reference_dataset_id": None,
+}
+
+
 @pytest.fixture(scope="module")
 def stand_in() -> Recorded:
     """Lives as long as the test process: LangSmith's client may post after a test ends."""
@@ -284,6 +295,8 @@ def stand_in() -> Recorded:
                     )
                 )
             payload = b"{}"
+            if self.command == "GET" and self.path.startswith("/sessions?"):
+                payload = json.dumps([_PROJECT]).encode()  # feedback names the project
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(payload)))
@@ -349,6 +362,37 @@ def test_each_recorded_result_becomes_feedback_on_the_agents_run(
     assert broken["comment"].startswith("[failed: evaluator_error] ")
     assert "ValueError: cannot grade" in broken["comment"]
     assert {body["feedback_source"]["type"] for body in sent.values()} == {"model"}
+
+
+def test_feedback_names_the_project_of_its_run_as_langsmith_asks(
+    langsmith_endpoint: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # langsmith warns that run feedback without a session_id will stop working (and a
+    # deployment that cannot find the run refuses it): the runtime sends the project's id.
+    project = f"support-bot-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("LANGSMITH_PROJECT", project)
+    # langsmith caches what it read of the environment (another test's endpoint, say).
+    ls_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]
+    ls_utils.get_tracer_project.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with runtime_testkit(CONFIG, EVALUATORS, langsmith_feedback=True) as runtime:
+                agent = runtime.bind(echo_agent(), agent_id="support-agent")
+                replies = [agent.invoke_detailed(q) for q in ("good", "bad")]
+                run_ids = set()
+                for reply in replies:
+                    runtime.wait_for_evaluations(reply.interaction_id, timeout=10)
+                    run_ids.add(runtime.ledger.get_interaction(reply.interaction_id).run_id)
+            # Closing the runtime flushed its feedback.
+    finally:
+        ls_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]
+        ls_utils.get_tracer_project.cache_clear()
+    sent = [body for body in langsmith_endpoint.feedback() if body["run_id"] in run_ids]
+    assert {body["run_id"] for body in sent} == run_ids
+    session_id = langsmith_endpoint.session_named(project)["id"]
+    assert {body.get("session_id") for body in sent} == {session_id}
+    assert not [w for w in caught if "without session_id" in str(w.message)]
 
 
 # --- LangSmith tracing of evaluator runs ---------------------------------------------------

@@ -235,9 +235,9 @@ def ledger_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         ),
         (
             "_worker_evaluators:MISSING",
-            "--evaluators: module '_worker_evaluators' has no 'MISSING'",
+            "--evaluators: module '_worker_evaluators' has no attribute 'MISSING'",
         ),
-        ("_worker_evaluators", "--evaluators: expected module:ATTRIBUTE, got '_worker_evaluators'"),
+        ("_worker_evaluators", "--evaluators: expected 'module:attr', got '_worker_evaluators'"),
     ],
 )
 def test_evaluators_that_do_not_exist_exit_2_with_a_clear_message(

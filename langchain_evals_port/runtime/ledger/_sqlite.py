@@ -134,6 +134,9 @@ class SqliteLedger(SqlLedger):
         try:
             switch_to_wal(self._connection(), busy_timeout)
             self._prepare(setup)
+        except sqlite3.DatabaseError as error:  # SQLite's message names no file
+            self.close()
+            raise type(error)(f"ledger {str(self.path)!r}: {error}") from error
         except BaseException:
             self.close()
             raise

@@ -22,7 +22,8 @@ class ExactMatch(Evaluator):
     Map key order is ignored, ``1`` equals ``1.0``, and dates, sets and pydantic models
     compare by their JSON form (see ``canonical_json``). Key ``exact_match``. A mismatch that
     is easy to miss says why in its comment: values of different types (``4`` and ``"4"``),
-    or one side a mapping of one key whose value is the other side (``{"answer": "4"}``).
+    or one side a mapping of one key whose value is the other side (``{"answer": "4"}``);
+    ``explain=False`` leaves the comment out, as OpenEvals' ``exact_match`` does.
 
     Example:
         >>> ExactMatch()(outputs={"n": 1, "id": "a"}, reference_outputs={"id": "a", "n": 1.0})
@@ -35,6 +36,8 @@ class ExactMatch(Evaluator):
 
     feedback_key: str = "exact_match"
     default_name: ClassVar[str | None] = "exact_match"
+    explain: bool = True
+    """Say in the comment why an easily missed mismatch failed (``False``: no comment)."""
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> bool | Score:
         outputs, reference = request.require(
@@ -43,6 +46,8 @@ class ExactMatch(Evaluator):
         names = ("outputs", "reference_outputs")
         if canonical_equal(outputs, reference, names=names):
             return True
+        if not self.explain:
+            return False
         why = _why_unequal(
             canonical_value(outputs, name=names[0]), canonical_value(reference, name=names[1])
         )

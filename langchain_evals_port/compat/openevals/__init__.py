@@ -115,7 +115,7 @@ __all__ = [
 ]
 
 
-_EXACT_MATCH = ExactMatch()
+_EXACT_MATCH = ExactMatch(explain=False)  # OpenEvals' result has no comment
 _LEVENSHTEIN = LevenshteinDistance()
 
 

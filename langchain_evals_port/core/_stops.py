@@ -75,6 +75,22 @@ def _install(loop: asyncio.AbstractEventLoop) -> None:
     factory.contains_stops = True  # type: ignore[attr-defined]
     loop.set_task_factory(factory)
 
+    # An interrupted task ends cancelled; ``asyncio.gather`` sets a cancellation on its own
+    # future as an exception, which nobody retrieves once the run is stopping, and the loop
+    # would log it with a traceback after the run said it was interrupted. A cancellation is
+    # how a stop is carried out, never an error of its own: not logged.
+    handler = loop.get_exception_handler()
+
+    def quiet_interrupts(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if isinstance(context.get("exception"), asyncio.CancelledError):
+            return
+        if handler is None:
+            loop.default_exception_handler(context)
+        else:
+            handler(loop, context)
+
+    loop.set_exception_handler(quiet_interrupts)
+
 
 async def _contained(coro: Coroutine[Any, Any, T]) -> T:
     try:

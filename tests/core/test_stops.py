@@ -42,3 +42,27 @@ async def test_tasks_started_outside_the_block_are_left_as_they_are() -> None:
     await asyncio.gather(inside, outside)
     assert inside.get_coro().__qualname__ == "_contained"  # type: ignore[union-attr]
     assert outside.get_coro().__qualname__ == "sleep"  # type: ignore[union-attr]
+
+
+def test_an_interrupt_s_cancellation_left_in_a_gather_is_not_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        with stops_contained(on_interrupt=lambda stop: None):
+            interrupted = asyncio.CancelledError("interrupted")
+            interrupted.__cause__ = KeyboardInterrupt()
+            # What a Future's finaliser reports for a gather's cancellation nobody retrieved.
+            loop.call_exception_handler(
+                {"message": "Future exception was never retrieved", "exception": interrupted}
+            )
+            loop.call_exception_handler(
+                {"message": "Future exception was never retrieved", "exception": ValueError()}
+            )
+
+    with caplog.at_level("ERROR", logger="asyncio"):
+        asyncio.run(main())
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages == ["Future exception was never retrieved"]  # only the ValueError's
+    assert caplog.records[0].exc_info is not None
+    assert caplog.records[0].exc_info[0] is ValueError

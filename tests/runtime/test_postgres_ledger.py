@@ -146,6 +146,38 @@ def test_a_claimer_holding_its_transaction_open_does_not_block_another(postgres_
     ]
 
 
+def test_a_transaction_the_server_rolls_back_for_a_deadlock_runs_again(postgres_dsn, ledger):
+    import psycopg
+
+    ledger.create_experiment("deadlocked", "{}", [("a", 0, "{}"), ("b", 0, "{}")])
+    claims = ledger.claim_runs("deadlocked", "w-1", limit=2, lease_seconds=60)
+    renewed: list[int] = []
+    with psycopg.connect(postgres_dsn) as other:
+        # The ledger's session finds the deadlock first (1 s), so its transaction is the one
+        # the server rolls back.
+        other.execute("SET deadlock_timeout = '600s'")
+        touch = "UPDATE ledger_experiment_runs SET work = work WHERE case_id = %s"
+        other.execute(touch, ("b",))
+        renewing = threading.Thread(
+            target=lambda: renewed.append(ledger.renew_runs("deadlocked", claims, lease_seconds=60))
+        )
+        renewing.start()
+        # The renewal holds run a and waits for run b ...
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND query LIKE 'UPDATE ledger_experiment_runs SET lease_until%%'"
+        )
+        for _ in range(6000):
+            if count(postgres_dsn, waiting) == 1:
+                break
+            threading.Event().wait(0.05)
+        # ... and this waits for run a: a deadlock.
+        other.execute(touch, ("a",))
+        other.commit()
+        renewing.join(timeout=300)
+    assert renewed == [2]
+
+
 def test_a_reopened_database_holds_everything(postgres_dsn):
     from langchain_evals_port.runtime import PostgresLedger
 

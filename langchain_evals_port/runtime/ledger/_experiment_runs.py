@@ -180,7 +180,10 @@ class ExperimentRuns(ABC):
         with self._transaction() as tx:
             return tx.change_many(
                 f"UPDATE ledger_experiment_runs SET lease_until = %s WHERE {_HELD}",
-                [(time.time() + lease_seconds, *_fence(experiment, claim)) for claim in claims],
+                [
+                    (time.time() + lease_seconds, *_fence(experiment, claim))
+                    for claim in _in_lock_order(claims)
+                ],
             )
 
     @retried
@@ -189,19 +192,23 @@ class ExperimentRuns(ABC):
         for each, whether it did (False: the run was taken over, and is or will be recorded
         by whoever holds it)."""
         now = time.time()
+        done = [False] * len(writes)
         with self._transaction() as tx:
-            return [
-                tx.change(
-                    _FINISH if write.finished else _KEEP,
-                    (
-                        write.text,
-                        *((now,) if write.finished else ()),
-                        *_fence(experiment, write.claim),
-                    ),
+            # In lock order (a run's own writes keep theirs), as renew_runs and release_runs.
+            for index in sorted(range(len(writes)), key=lambda i: _lock_key(writes[i].claim)):
+                write = writes[index]
+                done[index] = (
+                    tx.change(
+                        _FINISH if write.finished else _KEEP,
+                        (
+                            write.text,
+                            *((now,) if write.finished else ()),
+                            *_fence(experiment, write.claim),
+                        ),
+                    )
+                    == 1
                 )
-                == 1
-                for write in writes
-            ]
+        return done
 
     @retried
     def release_runs(self, experiment: str, claims: Sequence[RunClaim]) -> int:
@@ -212,7 +219,7 @@ class ExperimentRuns(ABC):
             return tx.change_many(
                 "UPDATE ledger_experiment_runs SET worker = NULL, lease_until = NULL"
                 f" WHERE {_HELD}",
-                [_fence(experiment, claim) for claim in claims],
+                [_fence(experiment, claim) for claim in _in_lock_order(claims)],
             )
 
     def run_holders(self, experiment: str) -> list[str]:
@@ -244,6 +251,18 @@ class ExperimentRuns(ABC):
             RunRow(str(case_id), int(trial), str(work), None if record is None else str(record))
             for case_id, trial, work, record in rows
         ]
+
+
+def _lock_key(claim: RunClaim) -> tuple[str, int]:
+    """The order in which a transaction locks the runs it writes. One order everywhere: two
+    transactions writing the same runs (a run renewed while it is finished, a run taken over)
+    wait for each other instead of deadlocking."""
+    return claim.case_id, claim.trial
+
+
+def _in_lock_order(claims: Sequence[RunClaim]) -> list[RunClaim]:
+    """``claims`` sorted by ``_lock_key``."""
+    return sorted(claims, key=_lock_key)
 
 
 # The fence of every write made under a claim: the run is unfinished and claimed with the

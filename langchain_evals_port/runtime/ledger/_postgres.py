@@ -202,23 +202,32 @@ class PostgresLedger(SqlLedger):
             yield _Statements(db)
 
     def _retry(self, call: Callable[[], T]) -> T:
-        """``call()``; after a lost connection, again and again (pauses growing to 2 s) until
-        it goes through or ``reconnect_seconds`` have passed (then ``ConnectionError``)."""
+        """``call()``; after a lost connection, or a transaction the server rolled back (a
+        deadlock, a serialization failure), again and again (pauses growing to 2 s) until it
+        goes through or ``reconnect_seconds`` have passed (then ``ConnectionError``)."""
         try:
             return call()
         except Exception as error:
-            if not _connection_lost(error):
+            lost = _connection_lost(error)
+            if _rolled_back(error):
+                logger.info(
+                    "%r: the server rolled back a transaction (%s); running it again",
+                    self,
+                    _scrub(str(error), self.dsn),
+                )
+            elif lost:
+                logger.warning(
+                    "%r: lost the connection to the server (%s); reconnecting for up to %g s",
+                    self,
+                    _scrub(str(error), self.dsn),
+                    self.reconnect_seconds,
+                )
+            else:
                 raise
-            logger.warning(
-                "%r: lost the connection to the server (%s); reconnecting for up to %g s",
-                self,
-                _scrub(str(error), self.dsn),
-                self.reconnect_seconds,
-            )
-        import tenacity  # on the first lost connection only: importing it takes a while
+        import tenacity  # on the first failure only: importing it takes a while
 
         retrying = tenacity.Retrying(
-            retry=tenacity.retry_if_exception(_connection_lost),
+            retry=tenacity.retry_if_exception(_may_run_again),
             # Jittered, so processes that lost the server together do not return in step.
             wait=tenacity.wait_exponential(multiplier=0.1, max=2.0) + tenacity.wait_random(0, 0.1),
             stop=tenacity.stop_after_delay(self.reconnect_seconds),
@@ -233,7 +242,8 @@ class PostgresLedger(SqlLedger):
                 f"PostgreSQL ledger {self._shown}: the server has not answered for "
                 f"{self.reconnect_seconds:g} s: {_scrub(str(error), self.dsn)}"
             ) from None
-        logger.warning("%r: reconnected", self)
+        if lost:
+            logger.warning("%r: reconnected", self)
         return result
 
     def _lock_schema(self, tx: Session) -> None:
@@ -288,6 +298,23 @@ class PostgresLedger(SqlLedger):
             yield saver
         finally:
             await pool.close()
+
+
+def _may_run_again(error: BaseException) -> bool:
+    """Whether a ``@retried`` call that raised ``error`` may run again from the start."""
+    return _connection_lost(error) or _rolled_back(error)
+
+
+def _rolled_back(error: BaseException) -> bool:
+    """Whether ``error`` says the server rolled the transaction back for a conflict with
+    another one (40P01 deadlock detected, 40001 serialization failure): none of it took
+    effect, so it may run again."""
+    from psycopg import OperationalError
+
+    return isinstance(error, OperationalError) and error.sqlstate in _ROLLED_BACK_STATES
+
+
+_ROLLED_BACK_STATES = frozenset({"40P01", "40001"})
 
 
 def _connection_lost(error: BaseException) -> bool:

@@ -351,14 +351,12 @@ class ConsoleQueries:
         retry_id = f"{evaluation_id}:retry"
         queued = self.ledger.enqueue(
             [
-                WorkUnit(
-                    evaluation_id=retry_id,
-                    evaluator_id=record.evaluator_id,
-                    interaction_id=record.interaction_id,
-                    agent_id=record.agent_id,
+                WorkUnit.queued(
+                    record.evaluator_id,
+                    record,
                     trigger=record.trigger,
                     trigger_attributes=record.trigger_attributes,
-                    enqueued_at=time.time(),
+                    evaluation_id=retry_id,
                 )
             ]
         )

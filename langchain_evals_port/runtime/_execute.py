@@ -215,6 +215,8 @@ class UnitExecutor:
             trigger_attributes=unit.trigger_attributes,
             interaction_id=unit.interaction_id,
             agent_id=unit.agent_id,
+            roles=unit.roles,
+            flow_id=unit.flow_id,
             results=results,
             pass_threshold=pass_threshold,
             attempts=unit.attempts + 1,

@@ -6,6 +6,8 @@ ledgers store them that way) and messages round-trip as LangChain messages.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, TypeVar
 
@@ -14,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langchain_evals_port.core import EvaluatorResult, Outcome
 from langchain_evals_port.core._result import StoredResult
+
+from ._ids import evaluation_id as derived_evaluation_id
 
 __all__ = [
     "Claim",
@@ -174,6 +178,9 @@ class EvaluationRecord(_Record):
     trigger_attributes: dict[str, str] = {}
     interaction_id: str
     agent_id: str
+    roles: tuple[str, ...] = ()
+    """The agent's roles when the evaluation was queued: they chose its binding."""
+    flow_id: str | None = None
     results: list[StoredResult] = Field(min_length=1)
     pass_threshold: float | None = None
     """The threshold a numeric score was held to, when one applied."""
@@ -271,6 +278,41 @@ class WorkUnit(_Record):
     def subject(self) -> Subject:
         """The subject this unit evaluates."""
         return Subject.interaction(self.interaction_id, self.agent_id, self.flow_id)
+
+    @classmethod
+    def queued(
+        cls,
+        evaluator_id: str,
+        of: InteractionRecord | EvaluationRecord,
+        *,
+        trigger: Trigger,
+        trigger_attributes: Mapping[str, str] | None = None,
+        evaluation_id: str | None = None,
+        enqueued_at: float | None = None,
+    ) -> WorkUnit:
+        """The unit that evaluates the interaction ``of`` is (or that an evaluation ``of``
+        evaluated) with ``evaluator_id``: its agent, roles and flow with it, so the same
+        binding applies. ``evaluation_id`` defaults to the deterministic one, ``enqueued_at``
+        to now. The one way a unit is made.
+
+        Example:
+            >>> record = InteractionRecord(interaction_id="i-1", agent_id="bot", roles=("faq",))
+            >>> WorkUnit.queued("tone", record, trigger="manual", enqueued_at=0.0).roles
+            ('faq',)
+        """
+        attributes = dict(trigger_attributes or {})
+        return cls(
+            evaluation_id=evaluation_id
+            or derived_evaluation_id(evaluator_id, of.interaction_id, attributes),
+            evaluator_id=evaluator_id,
+            interaction_id=of.interaction_id,
+            agent_id=of.agent_id,
+            roles=of.roles,
+            flow_id=of.flow_id,
+            trigger=trigger,
+            trigger_attributes=attributes,
+            enqueued_at=time.time() if enqueued_at is None else enqueued_at,
+        )
 
 
 class Claim(_Record):

@@ -32,8 +32,8 @@ from langchain_evals_port.core.errors import EvaluatorUsageError
 from ._config import EvaluationConfig
 from ._dispatch import FOREVER, Dispatcher, DispatchSettings
 from ._execute import RetryPolicy, UnitExecutor
-from ._ids import evaluation_id, sampled
-from ._records import EvaluationRecord, InteractionRecord, Trigger, WorkUnit
+from ._ids import sampled
+from ._records import EvaluationRecord, InteractionRecord, WorkUnit
 from ._registry import RegistrationTarget, registry
 from .capture import BoundAgent, InteractionCallbackHandler
 from .ledger import Holder, Ledger, SqliteLedger
@@ -225,28 +225,12 @@ class EvaluationRuntime:
                 continue
             if not sampled(record.interaction_id, binding.evaluator_id, binding.sampling_ratio):
                 continue
-            units.append(self._unit(binding.evaluator_id, record, "on_interaction", {}, now))
+            units.append(
+                WorkUnit.queued(
+                    binding.evaluator_id, record, trigger="on_interaction", enqueued_at=now
+                )
+            )
         return units
-
-    @staticmethod
-    def _unit(
-        evaluator_id: str,
-        record: InteractionRecord,
-        trigger: Trigger,
-        trigger_attributes: Mapping[str, str],
-        now: float,
-    ) -> WorkUnit:
-        return WorkUnit(
-            evaluation_id=evaluation_id(evaluator_id, record.interaction_id, trigger_attributes),
-            evaluator_id=evaluator_id,
-            interaction_id=record.interaction_id,
-            agent_id=record.agent_id,
-            roles=record.roles,
-            flow_id=record.flow_id,
-            trigger=trigger,
-            trigger_attributes=dict(trigger_attributes),
-            enqueued_at=now,
-        )
 
     # --- evaluations ---------------------------------------------------------------------
 
@@ -280,7 +264,9 @@ class EvaluationRuntime:
                 f"trigger_attributes must map str to str, got {trigger_attributes!r}"
             )
         record = self._ledger.get_interaction(interaction_id)
-        unit = self._unit(evaluator_id, record, "manual", attributes, time.time())
+        unit = WorkUnit.queued(
+            evaluator_id, record, trigger="manual", trigger_attributes=attributes
+        )
         self._ledger.enqueue([unit])
         self._dispatcher.notify()
         return unit.evaluation_id

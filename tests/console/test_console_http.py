@@ -173,3 +173,58 @@ def test_a_text_search_reads_a_window_a_page_and_continues_after_it(
             break
     # i-1 is the ninth newest of ten: in the third window of four, found on the third page.
     assert (found, pages) == (["i-1"], 3)
+
+
+def test_a_role_bound_failure_retried_from_the_console_keeps_its_pass_threshold(
+    tmp_path: Path,
+) -> None:
+    from langchain_core.runnables import RunnableLambda
+
+    from langchain_evals_port import evaluator
+    from langchain_evals_port.runtime import EvaluationRuntime
+
+    runs: list[str] = []
+
+    @evaluator(feedback_key="helpfulness")
+    def helpfulness(outputs: str) -> float:
+        runs.append(outputs)
+        if len(runs) == 1:
+            raise RuntimeError("the judge is unreachable")
+        return 0.9
+
+    # Bound through a role, the threshold with it: only the unit's roles find the binding.
+    config = {
+        "evaluation": {
+            "evaluators": {
+                "helpfulness": {"agent_roles": {"customer-facing": {"pass_threshold": 0.5}}}
+            }
+        }
+    }
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    runtime = EvaluationRuntime(
+        config, evaluators={"helpfulness": helpfulness}, ledger=ledger, poll_interval=0.02
+    )
+    try:
+        agent = runtime.bind(
+            RunnableLambda(lambda question: f"You asked: {question}", name="echo"),
+            agent_id="support",
+            roles=["customer-facing"],
+        )
+        interaction = agent.invoke_detailed("Where is my parcel?").interaction_id
+        [failed] = runtime.wait_for_evaluations(interaction, timeout=60)
+        assert failed.outcome == "failed"
+        assert failed.roles == ("customer-facing",)
+        client = TestClient(create_app(ledger), base_url="http://127.0.0.1")
+        client.get("/failed")
+        answer = client.post(
+            f"/failed/{failed.evaluation_id}/retry",
+            data={"csrf_token": client.cookies["langchain_evals_csrf"]},
+        )
+        assert answer.status_code == 200
+        records = runtime.wait_for_evaluations(interaction, timeout=60)
+    finally:
+        runtime.close()
+        ledger.close()
+    retried = {record.evaluation_id: record for record in records}[f"{failed.evaluation_id}:retry"]
+    assert (retried.outcome, retried.passed, retried.pass_threshold) == ("verdict", True, 0.5)
+    assert (retried.roles, retried.flow_id) == (failed.roles, failed.flow_id)

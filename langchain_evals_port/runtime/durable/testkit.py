@@ -47,7 +47,6 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,7 +57,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_evals_port.runtime._config import EvaluationConfig
 from langchain_evals_port.runtime._execute import Park, RetryPolicy, UnitExecutor
-from langchain_evals_port.runtime._ids import evaluation_id
 from langchain_evals_port.runtime._records import EvaluationRecord, InteractionRecord, WorkUnit
 from langchain_evals_port.runtime._registry import Registered, Registration, registry
 from langchain_evals_port.runtime.ledger import InMemoryLedger
@@ -360,15 +358,8 @@ class DurableTestKit:
             raise TypeError("resume takes a sequence of answers, one per interrupt, e.g. ['yes']")
         config = self._configuration(self.config)
         attributes = dict(trigger_attributes or {})
-        unit = WorkUnit(
-            evaluation_id=evaluation_id(self.evaluator_id, interaction.interaction_id, attributes),
-            evaluator_id=self.evaluator_id,
-            interaction_id=interaction.interaction_id,
-            agent_id=interaction.agent_id,
-            flow_id=interaction.flow_id,
-            trigger="manual",
-            trigger_attributes=attributes,
-            enqueued_at=time.time(),
+        unit = WorkUnit.queued(
+            self.evaluator_id, interaction, trigger="manual", trigger_attributes=attributes
         )
         registration = Registration(self.evaluator, pass_threshold=self.pass_threshold)
         session = _Session(

@@ -292,13 +292,13 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
             self._notify(tracer.on_error, error)
         if isinstance(error, (EvaluatorInputError, EvaluatorUsageError)):
             raise error
-        message = error_summary(error)
         if self.on_error == "record":
-            return EvaluatorResult.failed(self.feedback_key, failure_code(error), message)
+            return EvaluatorResult.of_error(self.feedback_key, error)
         if isinstance(error, EvalsError):
             raise error
         raise EvaluationFailure(
-            f"evaluator {self.get_name()!r} failed: {message}", code=failure_code(error)
+            f"evaluator {self.get_name()!r} failed: {error_summary(error)}",
+            code=failure_code(error),
         ) from error
 
     def _report_results(
@@ -315,7 +315,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
             else:
                 output = output.model_copy(update={"source_run_id": run_id})
         if tracer is not None:
-            for result in output if isinstance(output, list) else [output]:
+            for result in results_of(output):
                 self._notify(tracer.on_result, result)
         return output
 
@@ -405,7 +405,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
             )
         )
-        return output if isinstance(output, list) else [output]
+        return results_of(output)
 
     async def aevaluate(
         self,
@@ -437,7 +437,7 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
             )
         )
-        return output if isinstance(output, list) else [output]
+        return results_of(output)
 
     # --- custom evaluators ---------------------------------------------------------------
 
@@ -469,6 +469,16 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         return FunctionEvaluator(
             name=run_name, feedback_key=feedback_key, fn=fn, on_error=on_error, tracer=tracer
         )
+
+
+def results_of(output: EvalOutput) -> list[EvaluatorResult]:
+    """An evaluator's output as a list of results, however many keys it scored.
+
+    Example:
+        >>> [r.key for r in results_of(EvaluatorResult(key="exact_match", score=True))]
+        ['exact_match']
+    """
+    return output if isinstance(output, list) else [output]
 
 
 def _reject_unknown_keywords(cls: type[Evaluator], fields: Mapping[str, Any]) -> None:

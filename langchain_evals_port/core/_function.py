@@ -18,7 +18,7 @@ from ._calls import call_async, call_sync
 from ._evaluator import Evaluator, OnError, ScorerOutput
 from ._request import EvalRequest
 from ._tracing import EvalTracer
-from .errors import EvaluatorInputError, EvaluatorUsageError
+from .errors import EvaluatorUsageError, MissingVariableError
 
 _USE_ASYNC = "use `await evaluator.ainvoke(...)` or `await evaluator.acall(...)`"
 
@@ -79,7 +79,7 @@ class FunctionEvaluator(Evaluator):
             if name in available:
                 arguments[name] = available[name]
             elif required:
-                raise EvaluatorInputError(
+                raise MissingVariableError(
                     f"evaluator {self.get_name()!r} needs variable {name!r}, which was not "
                     f"given; pass it as a keyword ({name}=...) or in variables"
                 )

@@ -18,7 +18,13 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import FAILURE_CODES, EvaluatorUsageError, FailureCode, failure_reason
+from .errors import (
+    FAILURE_CODES,
+    EvaluatorUsageError,
+    FailureCode,
+    failure_code,
+    failure_reason,
+)
 
 Outcome = Literal["verdict", "inconclusive", "failed"]
 """``verdict``: scored. ``inconclusive``: ran, reached no verdict. ``failed``: an error."""
@@ -85,9 +91,29 @@ class EvaluatorResult(BaseModel):
     outcome: Outcome = "verdict"
     reason: str | None = None
     error_code: FailureCode | None = None
+    passed: bool | None = None
+    """Whether the verdict passed: a bool score as it is (set on its own), a number held to
+    a ``pass_threshold`` (``with_passed``); ``None`` for a number no threshold applied to,
+    and for non-verdicts. The dict form keeps it as ``metadata["passed"]`` for numbers."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _passed_from_metadata(cls, data: Any) -> Any:
+        # Records of earlier releases kept it as metadata["passed"].
+        if isinstance(data, Mapping) and "passed" not in data:
+            metadata = data.get("metadata")
+            if isinstance(metadata, Mapping) and isinstance(metadata.get("passed"), bool):
+                rest = {name: value for name, value in metadata.items() if name != "passed"}
+                return {**data, "passed": metadata["passed"], "metadata": rest}
+        return data
 
     @model_validator(mode="after")
     def _check_outcome(self) -> EvaluatorResult:
+        if self.passed is not None and self.outcome != "verdict":
+            raise ValueError(f"only a verdict passes or not; an {self.outcome} result has none")
+        if self.passed is None and self.outcome == "verdict" and isinstance(self.score, bool):
+            # A pass/fail score says whether it passed. (Set on the instance being built.)
+            object.__setattr__(self, "passed", self.score)
         if self.outcome == "verdict":
             if self.score is None:
                 raise ValueError("a verdict needs a score; use outcome='inconclusive' instead")
@@ -115,6 +141,35 @@ class EvaluatorResult(BaseModel):
     ) -> EvaluatorResult:
         """A result whose evaluator could not judge, with a reason code and message."""
         return cls(key=key, outcome="failed", error_code=error_code, reason=reason, **fields)
+
+    @classmethod
+    def of_error(cls, key: str, error: BaseException, **fields: Any) -> EvaluatorResult:
+        """The ``failed`` result of ``error``: its reason code (``classify_failure``) and
+        message (``failure_reason``). The one place an exception becomes a result.
+
+        Example:
+            >>> EvaluatorResult.of_error("quality", TimeoutError("judge")).error_code
+            'timeout'
+        """
+        return cls.failed(key, failure_code(error), failure_reason(error), **fields)
+
+    def with_passed(self, threshold: float | None) -> EvaluatorResult:
+        """This result with ``passed`` decided: a bool score is its own, a number passes at
+        ``threshold`` or above (undecided without one); a non-verdict stays as it is.
+
+        Example:
+            >>> EvaluatorResult(key="helpfulness", score=0.8).with_passed(0.5).passed
+            True
+        """
+        if not self.is_verdict:
+            return self
+        if isinstance(self.score, bool):
+            passed: bool | None = self.score
+        elif threshold is None:
+            passed = None
+        else:
+            passed = float(self.score) >= threshold  # type: ignore[arg-type]
+        return self.model_copy(update={"passed": passed})
 
     @property
     def is_verdict(self) -> bool:
@@ -148,6 +203,8 @@ class EvaluatorResult(BaseModel):
             '[inconclusive] no context'
         """
         metadata = dict(self.metadata)
+        if self.passed is not None and not isinstance(self.score, bool):
+            metadata["passed"] = self.passed  # a number held to a threshold
         if self.outcome != "verdict":
             metadata["outcome"] = self.outcome
             metadata["reason"] = self.reason

@@ -47,6 +47,12 @@ class EvaluatorUsageError(EvalsError, TypeError):
     a running event loop."""
 
 
+class MissingVariableError(EvaluatorInputError, EvaluatorUsageError):
+    """A function evaluator asks for a variable its request does not give (such as
+    ``config`` where no configuration applies): a usage error, raised by ``run_evaluator``
+    rather than recorded, since every request would fail alike."""
+
+
 class MessageFormatError(EvaluatorInputError):
     """A message list cannot be normalised (unknown role, malformed tool-call arguments, ...)."""
 

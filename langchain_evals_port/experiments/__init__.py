@@ -47,6 +47,7 @@ from ._report import (
 from ._result import CaseResult, ExperimentResult, JudgeCacheUse
 from ._run import (
     CacheLike,
+    EvaluatorConfigs,
     ExperimentMismatchError,
     JudgeCacheMode,
     StoreLike,
@@ -74,6 +75,7 @@ __all__ = [
     "CaseResult",
     "Dataset",
     "DatasetError",
+    "EvaluatorConfigs",
     "ExperimentInfo",
     "ExperimentMismatchError",
     "ExperimentNotFoundError",

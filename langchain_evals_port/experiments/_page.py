@@ -239,18 +239,7 @@ def _cell(result: EvaluatorResult) -> ResultCell:
     else:
         label = f"failed [{result.error_code}]" if result.error_code else result.outcome
         reasoning = "\n".join(part for part in (result.reason, result.comment) if part)
-    return ResultCell(label, result.outcome, passed(result), reasoning)
-
-
-def passed(result: EvaluatorResult) -> bool | None:
-    """Whether a verdict passed: a bool score as it is, a number only when its evaluator
-    said (``metadata["passed"]``); ``None`` otherwise."""
-    if result.outcome != "verdict":
-        return None
-    if isinstance(result.score, bool):
-        return result.score
-    passed = result.metadata.get("passed")
-    return passed if isinstance(passed, bool) else None
+    return ResultCell(label, result.outcome, result.passed, reasoning)
 
 
 def _has_problem(row: RunRow, show: str) -> bool:

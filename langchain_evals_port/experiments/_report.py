@@ -36,7 +36,7 @@ from langchain_evals_port.reporting._render import (
     write_text,
 )
 
-from ._page import experiment_context, passed, run_tokens
+from ._page import experiment_context, run_tokens
 from ._result import CaseResult, ExperimentResult
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def problem_lines(result: ExperimentResult) -> list[str]:
         for evaluated in run.results:
             key = evaluated.key
             if evaluated.outcome == "verdict":
-                if passed(evaluated) is False and run.case.id not in failing.get(key, []):
+                if evaluated.passed is False and run.case.id not in failing.get(key, []):
                     failing.setdefault(key, []).append(run.case.id)
                 continue
             message = one_line(evaluated.reason or "")

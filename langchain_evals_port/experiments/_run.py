@@ -1,13 +1,17 @@
 """``run_experiment``: run a target over a dataset's cases, score every output, keep it all.
 
 Each case runs ``trials`` times; each run is the target (with its trajectory captured) and
-then every evaluator, at most ``max_concurrency`` runs at once. An evaluator gets the case's
-``inputs`` and ``reference_outputs``, the target's return value as ``outputs`` — or its
-transcript as LangChain messages for evaluators that judge trajectories — and the variables
-``interaction`` (the captured ``InteractionRecord``), ``case_id`` and ``metadata``. Nothing is
-lost to an exception: a target that raised leaves its evaluators ``inconclusive`` (nothing to
-judge, the reason says why), and an evaluator that fails is a ``failed`` result with its
-reason code.
+then every evaluator, at most ``max_concurrency`` runs at once. An evaluator gets the request
+the online runtime would give it, from the same builder (``runtime._context.build_request``):
+the case's ``inputs`` and ``reference_outputs``, the target's return value as ``outputs`` — or
+its transcript as LangChain messages, or its text parsed as JSON, as the evaluator's
+``outputs_kind`` says — and the variables ``interaction`` (the captured
+``InteractionRecord``), ``config`` (its ``evaluator_config``), ``subject``,
+``evaluation_id``, ``case``, ``case_id``, ``trial`` and ``metadata``. It runs through
+``core.run_evaluator``: nothing is lost to an exception (a target that raised leaves its
+evaluators ``inconclusive``, the reason says why; an evaluator that fails is a ``failed``
+result with its reason code), but an evaluator asking for a variable no run gives is a
+usage error, raised.
 
 Runs go through an ``ExperimentStore``: the experiment and its runs are stored first, then
 each run is claimed, run and written the moment it finishes. Started again under the same
@@ -27,7 +31,15 @@ import logging
 import os
 import tempfile
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
@@ -35,17 +47,18 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from langchain_core.caches import BaseCache
 from langchain_core.rate_limiters import BaseRateLimiter
 
-from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult
+from langchain_evals_port.core import Evaluator, EvaluatorResult, arun_evaluator, canonical_json
 from langchain_evals_port.core._fingerprint import changed_fields, configuration_fingerprint
 from langchain_evals_port.core._stops import stops_contained
 from langchain_evals_port.core.errors import (
+    CanonicalizationError,
     EvaluatorUsageError,
-    classify_failure,
-    failure_reason,
 )
 from langchain_evals_port.judge import RefreshingCache, SqliteCache, judge_defaults
 from langchain_evals_port.judge._cache import CountingCache
 from langchain_evals_port.reporting._display import Progress
+from langchain_evals_port.runtime import EvaluatorConfig, Subject
+from langchain_evals_port.runtime._context import build_request
 
 from ._case import Case
 from ._dataset import Dataset
@@ -58,6 +71,7 @@ from ._upload import upload_to_langsmith as upload
 
 __all__ = [
     "CacheLike",
+    "EvaluatorConfigs",
     "ExperimentMismatchError",
     "JudgeCacheMode",
     "StoreLike",
@@ -87,6 +101,11 @@ LangChain ``BaseCache`` (``RefreshingCache(cache)`` refreshes it)."""
 EvaluatorsLike: TypeAlias = "Sequence[Evaluator] | str"
 """The evaluators of an experiment: a list, or ``"module:ATTR"`` naming one."""
 
+EvaluatorConfigs: TypeAlias = "Mapping[str, Mapping[str, Any]]"
+"""``evaluator_config``: per feedback key, the properties its evaluator reads as ``config``."""
+
+_NO_CONFIG = EvaluatorConfig()
+
 logger = logging.getLogger("langchain_evals_port.experiments")
 
 _LEASE_SECONDS = 60.0
@@ -115,6 +134,7 @@ async def arun_experiment(
     name: str | None = None,
     trials: int = 1,
     max_concurrency: int = 8,
+    evaluator_config: EvaluatorConfigs | None = None,
     store: StoreLike = None,
     cache: CacheLike = None,
     rate_limiter: BaseRateLimiter | None = None,
@@ -136,6 +156,9 @@ async def arun_experiment(
             the target's name with the next free number (``my-agent-3``).
         trials: How many times each case runs.
         max_concurrency: Runs (target and its evaluators) at once in this process.
+        evaluator_config: Per feedback key, the properties its evaluator reads as its
+            ``config`` variable (an ``EvaluatorConfig``, as a binding's are online). They
+            are kept with the experiment, for the workers that join and for resuming.
         store: Where the experiment is kept (see ``StoreLike``).
         cache: Where judges' model calls are answered from (see ``CacheLike``): by default
             a persistent cache, so an unchanged re-run makes no judge calls; ``"refresh"``
@@ -173,6 +196,7 @@ async def arun_experiment(
     runnable = target if isinstance(target, Target) else Target(target)
     cases = _cases(dataset)
     checked, evaluators_spec = _evaluators(evaluators)
+    configs = _configs(evaluator_config, checked)
     _check_count("trials", trials)
     _check_count("max_concurrency", max_concurrency)
     async with _opened(store) as opened:
@@ -183,7 +207,8 @@ async def arun_experiment(
             target_spec=target if isinstance(target, str) else None,
             evaluators=[ev.feedback_key for ev in checked],
             evaluators_spec=evaluators_spec,
-            evaluator_fingerprints=_fingerprints(checked),
+            evaluator_fingerprints=_fingerprints(checked, configs),
+            evaluator_config=configs,
             trials=trials,
             cases=len(cases),
             dataset=_fingerprint(cases),
@@ -191,7 +216,7 @@ async def arun_experiment(
             judge_cache=_mode(cache),
         )
         runs = [(case, trial, None) for case in cases for trial in range(trials)]
-        runner = _Runner(opened, experiment, runnable, checked, max_concurrency, progress)
+        runner = _Runner(opened, experiment, runnable, checked, configs, max_concurrency, progress)
         return await _start(
             runner,
             info,
@@ -213,6 +238,7 @@ def run_experiment(
     name: str | None = None,
     trials: int = 1,
     max_concurrency: int = 8,
+    evaluator_config: EvaluatorConfigs | None = None,
     store: StoreLike = None,
     cache: CacheLike = None,
     rate_limiter: BaseRateLimiter | None = None,
@@ -230,6 +256,7 @@ def run_experiment(
             name=name,
             trials=trials,
             max_concurrency=max_concurrency,
+            evaluator_config=evaluator_config,
             store=store,
             cache=cache,
             rate_limiter=rate_limiter,
@@ -245,6 +272,7 @@ async def arescore(
     *,
     name: str | None = None,
     max_concurrency: int = 8,
+    evaluator_config: EvaluatorConfigs | None = None,
     store: StoreLike = None,
     cache: CacheLike = None,
     rate_limiter: BaseRateLimiter | None = None,
@@ -260,11 +288,13 @@ async def arescore(
         name: The new experiment's name (resumed when it exists). Default:
             ``<source>-rescored-N``.
         max_concurrency: Runs scored at once.
+        evaluator_config: As for ``arun_experiment``.
         store: The store holding ``source``, where the new experiment is kept too.
         cache, rate_limiter, upload_to_langsmith, progress: As for ``arun_experiment``.
     """
     _check_options(name, store, progress)
     checked, evaluators_spec = _evaluators(evaluators)
+    configs = _configs(evaluator_config, checked)
     _check_count("max_concurrency", max_concurrency)
     if store is False:
         raise EvaluatorUsageError("rescore needs the store that holds the experiment, not False")
@@ -284,7 +314,8 @@ async def arescore(
             target_spec=original.target_spec,
             evaluators=[ev.feedback_key for ev in checked],
             evaluators_spec=evaluators_spec,
-            evaluator_fingerprints=_fingerprints(checked),
+            evaluator_fingerprints=_fingerprints(checked, configs),
+            evaluator_config=configs,
             trials=original.trials,
             cases=original.cases,
             dataset=original.dataset,
@@ -293,7 +324,7 @@ async def arescore(
             judge_cache=_mode(cache),
         )
         runs = [(run.case, run.trial, run.run) for run in stored.runs]
-        runner = _Runner(opened, experiment, None, checked, max_concurrency, progress)
+        runner = _Runner(opened, experiment, None, checked, configs, max_concurrency, progress)
         return await _start(
             runner,
             info,
@@ -313,6 +344,7 @@ def rescore(
     *,
     name: str | None = None,
     max_concurrency: int = 8,
+    evaluator_config: EvaluatorConfigs | None = None,
     store: StoreLike = None,
     cache: CacheLike = None,
     rate_limiter: BaseRateLimiter | None = None,
@@ -328,6 +360,7 @@ def rescore(
             evaluators,
             name=name,
             max_concurrency=max_concurrency,
+            evaluator_config=evaluator_config,
             store=store,
             cache=cache,
             rate_limiter=rate_limiter,
@@ -366,7 +399,7 @@ async def awork_on(
                 "evaluators='module:ATTR' (the command line always does)"
             )
         checked, _ = _evaluators(info.evaluators_spec)
-        changed = _changed_evaluators(info, _fingerprints(checked))
+        changed = _changed_evaluators(info, _fingerprints(checked, info.evaluator_config))
         if changed:
             raise ExperimentMismatchError(
                 f"experiment {name!r} was started with other evaluators than this worker "
@@ -374,7 +407,9 @@ async def awork_on(
                 "started with, or run the new ones as another experiment"
             )
         target = None if info.target_spec is None else Target(info.target_spec)
-        runner = _Runner(opened, name, target, checked, max_concurrency, progress)
+        runner = _Runner(
+            opened, name, target, checked, info.evaluator_config, max_concurrency, progress
+        )
         mode = info.judge_cache or ("use" if info.cached_judges else "off")
         with _judging(opened, store, mode, rate_limiter):
             finished = await runner.run()
@@ -391,6 +426,7 @@ class _Runner:
         name: str,
         target: Target | None,
         evaluators: Sequence[Evaluator],
+        configs: Mapping[str, Mapping[str, Any]],
         max_concurrency: int,
         progress: bool | None,
     ) -> None:
@@ -398,6 +434,7 @@ class _Runner:
         self.name = name
         self.target = target
         self.evaluators = evaluators
+        self.configs = {key: EvaluatorConfig(config) for key, config in configs.items()}
         self.max_concurrency = max_concurrency
         self.progress = progress
         self.claim_batch = max(1, max_concurrency // 8)
@@ -493,7 +530,12 @@ class _Runner:
             # Kept while it is scored (written before its results): an interrupted run is
             # scored again, not run again.
             kept = self.writes.submit(pending, run)
-        scored = await asyncio.gather(*(_score(ev, case, run) for ev in self.evaluators))
+        scored = await asyncio.gather(
+            *(
+                _score(ev, case, trial, run, self.configs.get(ev.feedback_key, _NO_CONFIG))
+                for ev in self.evaluators
+            )
+        )
         if kept is not None and not await kept:
             return  # the run was taken over (this lease lapsed): its holder records it
         result = CaseResult(case, trial, run, tuple(r for results in scored for r in results))
@@ -560,28 +602,29 @@ class _Writes:
                     written.set_result(outcome)
 
 
-async def _score(evaluator: Evaluator, case: Case, run: TargetRun) -> list[EvaluatorResult]:
-    """``evaluator``'s results for one run; never raises for the run's sake."""
+async def _score(
+    evaluator: Evaluator, case: Case, trial: int, run: TargetRun, config: EvaluatorConfig
+) -> list[EvaluatorResult]:
+    """``evaluator``'s results for one run, from the request the runtime would build; a
+    usage error (a variable no run gives it) is raised, anything else is a result."""
     key = evaluator.feedback_key
     if run.failed:
         failure = run.interaction.failure
         reason = f"the target raised {failure.reason}: {failure.summary}" if failure else ""
         return [EvaluatorResult.inconclusive(key, reason or "the target raised")]
-    outputs = (
-        run.interaction.transcript_messages if evaluator.outputs_kind == "messages" else run.outputs
-    )
-    request = EvalRequest(
+    interaction = run.interaction
+    request = build_request(
+        interaction,
+        outputs_kind=evaluator.outputs_kind,
+        config=config,
+        subject=Subject.interaction(interaction.interaction_id, interaction.agent_id),
+        evaluation_id=f"{interaction.interaction_id}:{key}",
         inputs=case.inputs,
-        outputs=outputs,
+        outputs=run.outputs,
         reference_outputs=case.reference_outputs,
-        variables={"interaction": run.interaction, "case_id": case.id, "metadata": case.metadata},
+        variables={"case": case, "case_id": case.id, "trial": trial, "metadata": case.metadata},
     )
-    try:
-        output = await evaluator.ainvoke(request)
-    except Exception as error:
-        # One case's bad output (or a judge that gave up) must not end the experiment.
-        return [EvaluatorResult.failed(key, classify_failure(error).code, failure_reason(error))]
-    return output if isinstance(output, list) else [output]
+    return await arun_evaluator(evaluator, request)
 
 
 @asynccontextmanager
@@ -763,9 +806,54 @@ def _mode(cache: object) -> JudgeCacheMode:
     )
 
 
-def _fingerprints(evaluators: Sequence[Evaluator]) -> dict[str, dict[str, str]]:
-    """What each evaluator is configured with, by feedback key (``configuration_fingerprint``)."""
-    return {ev.feedback_key: configuration_fingerprint(ev) for ev in evaluators}
+def _fingerprints(
+    evaluators: Sequence[Evaluator], configs: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, str]]:
+    """What each evaluator is configured with, by feedback key (``configuration_fingerprint``,
+    and the ``evaluator_config`` it reads, if any)."""
+    fingerprints = {}
+    for ev in evaluators:
+        fingerprint = configuration_fingerprint(ev)
+        if configs.get(ev.feedback_key):
+            fingerprint["config"] = canonical_json(configs[ev.feedback_key])
+        fingerprints[ev.feedback_key] = fingerprint
+    return fingerprints
+
+
+def _configs(
+    given: EvaluatorConfigs | None, evaluators: Sequence[Evaluator]
+) -> dict[str, dict[str, Any]]:
+    """``evaluator_config`` checked: mappings of JSON values, by the feedback key of one of
+    ``evaluators``."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise EvaluatorUsageError(
+            "evaluator_config must map feedback keys to mappings of properties, got "
+            f"{type(given).__name__}"
+        )
+    keys = [ev.feedback_key for ev in evaluators]
+    configs: dict[str, dict[str, Any]] = {}
+    for key, properties in given.items():
+        if key not in keys:
+            close = difflib.get_close_matches(str(key), keys, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (feedback keys: {keys})"
+            raise EvaluatorUsageError(
+                f"evaluator_config[{key!r}]: no evaluator reports this feedback key{hint}"
+            )
+        if not isinstance(properties, Mapping):
+            raise EvaluatorUsageError(
+                f"evaluator_config[{key!r}] must be a mapping of properties, got "
+                f"{type(properties).__name__}"
+            )
+        try:
+            canonical_json(properties)
+        except CanonicalizationError as error:
+            raise EvaluatorUsageError(
+                f"evaluator_config[{key!r}]: the properties must be JSON values ({error})"
+            ) from None
+        configs[key] = dict(properties)
+    return configs
 
 
 def _check_options(name: object, store: object, progress: object) -> None:

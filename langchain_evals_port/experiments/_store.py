@@ -85,6 +85,8 @@ class ExperimentInfo(BaseModel):
         evaluator_fingerprints: Per feedback key, what its evaluator was configured with
             (``configuration_fingerprint``): resuming the experiment with an evaluator
             configured otherwise is refused. ``None`` for experiments of earlier releases.
+        evaluator_config: Per feedback key, the properties its evaluator reads as
+            ``config`` (``run_experiment(evaluator_config=)``).
         trials: Runs per case.
         cases: The number of cases.
         dataset: A fingerprint of the case ids, in order.
@@ -106,6 +108,7 @@ class ExperimentInfo(BaseModel):
     evaluators: list[str]
     evaluators_spec: str | None = None
     evaluator_fingerprints: dict[str, dict[str, str]] | None = None
+    evaluator_config: dict[str, dict[str, Any]] = {}
     trials: int
     cases: int
     dataset: str

@@ -5,8 +5,8 @@ runtime uses:
 
 * ``evals.evaluation.passed`` (histogram): 1 for each passing verdict and 0 for each failing
   one, so the mean is the pass rate. A verdict passes or fails by its boolean score or, when
-  its score is a number, by the bool ``metadata["passed"]`` (the online runtime sets it on
-  every verdict); a number without it has no pass/fail.
+  its score is a number, by its ``passed`` (the online runtime decides it for every
+  verdict); a number without one has no pass/fail.
 * ``evals.evaluation.score`` (histogram): each numeric score — never a boolean, so a length
   or a similarity never mixes with the pass rate. Inconclusive and failed results carry no
   score.
@@ -105,7 +105,7 @@ class OpenTelemetryEvalTracer:
         if agent is not None:
             attributes["agent"] = str(agent)
         self._outcomes.add(1, attributes)
-        passed = _passed(result)
+        passed = result.passed
         if passed is not None:
             self._passed.record(int(passed), attributes)
         if isinstance(result.score, float):  # a bool is pass/fail, not a score
@@ -116,14 +116,6 @@ class OpenTelemetryEvalTracer:
 
     def on_error(self, evaluator: str, error: BaseException) -> None:
         """Record nothing: a recorded failure is reported again as a failed result."""
-
-
-def _passed(result: EvaluatorResult) -> bool | None:
-    """Whether a verdict passed: its boolean score, else ``metadata["passed"]`` if a bool."""
-    if isinstance(result.score, bool):
-        return result.score
-    passed = result.metadata.get("passed") if result.is_verdict else None
-    return passed if isinstance(passed, bool) else None
 
 
 _auto_enabled = True

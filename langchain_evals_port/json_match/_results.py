@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from langchain_evals_port.core import EvaluatorResult
-from langchain_evals_port.core.errors import failure_code
 
 from ._plan import Entry, Plan, Verdict
 
@@ -44,7 +43,7 @@ def build_results(
     if aggregator is not None:
         key = f"{feedback_key}:{aggregator}"
         if failures:
-            return [_failed(key, next(iter(failures.values())))]
+            return [EvaluatorResult.of_error(key, next(iter(failures.values())))]
         return [_aggregate(plan, verdicts, key, aggregator, list_aggregator)]
     by_name: defaultdict[str, list[Entry]] = defaultdict(list)
     for entry in plan.entries:
@@ -55,7 +54,7 @@ def build_results(
     for name in sorted(by_name):
         key = f"{feedback_key}:{name}"
         if name in failures:
-            results.append(_failed(key, failures[name]))
+            results.append(EvaluatorResult.of_error(key, failures[name]))
         else:
             results.append(_key_result(key, by_name[name], verdicts, list_aggregator))
     return results
@@ -138,7 +137,3 @@ def _reasonings(entries: Sequence[Entry], verdicts: Mapping[str, Verdict]) -> di
         if entry.score is None and verdicts[entry.raw_key].reasoning is not None
     }
     return {"reasoning": judged} if judged else {}
-
-
-def _failed(key: str, error: Exception) -> EvaluatorResult:
-    return EvaluatorResult.failed(key, failure_code(error), f"{type(error).__name__}: {error}")

@@ -37,7 +37,6 @@ from langchain_evals_port.core.errors import (
     EvaluationFailure,
     EvaluatorInputError,
     EvaluatorUsageError,
-    failure_code,
 )
 
 Strategy = Literal["majority", "mean", "unanimous"]
@@ -55,8 +54,7 @@ class Vote:
     @classmethod
     def of_error(cls, label: str, key: str, error: BaseException) -> Vote:
         """The vote of a member or sample that raised ``error``."""
-        message = f"{type(error).__name__}: {error}"
-        return cls(label, EvaluatorResult.failed(key, failure_code(error), message), error)
+        return cls(label, EvaluatorResult.of_error(key, error), error)
 
     def to_dict(self) -> dict[str, Any]:
         """The vote as result metadata shows it."""

@@ -33,16 +33,15 @@ class JudgedPair:
     @property
     def judge_value(self) -> bool | float | str | EvaluatorResult:
         """The judge's value in the person's terms: for a pass/fail annotation, whether the
-        verdict passed (``metadata["passed"]``, set by the runtime and experiments, else a
-        bool score); for a label, the result's ``metadata["label"]`` when it has one; else
-        its score. A result without a verdict is handed on as it is, to be counted apart."""
+        verdict passed (``EvaluatorResult.passed``); for a label, the result's
+        ``metadata["label"]`` when it has one; else its score. A result without a verdict is
+        handed on as it is, to be counted apart."""
         result = self.result
         if result.outcome != "verdict" or result.score is None:
             return result
         human = self.annotation.value
-        passed = result.metadata.get("passed")
-        if _pass_fail(human) and isinstance(passed, bool):
-            return passed
+        if _pass_fail(human) and result.passed is not None:
+            return result.passed
         label = result.metadata.get("label")
         if isinstance(human, str) and not _pass_fail(human) and isinstance(label, str):
             return label

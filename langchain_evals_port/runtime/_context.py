@@ -1,12 +1,15 @@
 """What an evaluation sees: the ``EvaluationContext`` and the request built from it.
 
-The runtime turns an interaction into the ``EvalRequest`` any evaluator of the package
-takes: ``inputs`` is the input text, ``outputs`` the final response — or the transcript as
-LangChain messages, or the response parsed as JSON, as the evaluator's ``outputs_kind``
-says — and the variables ``interaction`` (the ``InteractionRecord``), ``config`` (the
-binding's properties, an ``EvaluatorConfig``), ``subject`` and ``evaluation_id``. A function
-evaluator asks for any of them by parameter name; an ``LLMJudge`` ignores those its prompt
-does not name. ``request_for`` builds the same request in a test.
+``build_request`` is the one request builder, for the runtime and for experiments: it turns
+an interaction into the ``EvalRequest`` any evaluator of the package takes. ``inputs`` is the
+input text (an experiment's case inputs), ``outputs`` the final response (a target's return
+value) — or the transcript as LangChain messages, or the response parsed as JSON, as the
+evaluator's ``outputs_kind`` says — and the variables are ``interaction`` (the
+``InteractionRecord``), ``config`` (an ``EvaluatorConfig``: the binding's properties online,
+the experiment's ``evaluator_config`` offline), ``subject`` and ``evaluation_id``, and
+offline also ``case``, ``case_id`` and ``metadata``. A function evaluator asks for any of
+them by parameter name; an ``LLMJudge`` ignores those its prompt does not name.
+``request_for`` builds the runtime's request in a test.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from langchain_evals_port.core import EvalRequest, Evaluator, OutputsKind
+from langchain_evals_port.core import MISSING, EvalRequest, Evaluator, OutputsKind
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._config import EvaluatorConfig
@@ -135,45 +138,58 @@ def build_request(
     config: EvaluatorConfig,
     subject: Subject,
     evaluation_id: str | None,
-    to_request: RequestBuilder | None,
+    to_request: RequestBuilder | None = None,
+    inputs: Any = MISSING,
+    outputs: Any = MISSING,
+    reference_outputs: Any = None,
+    variables: Mapping[str, Any] | None = None,
 ) -> EvalRequest:
-    """The request for ``record`` (see the module docstring). ``to_request``'s fields that
-    are set (not ``None``) replace the runtime's, its variables are added to the runtime's,
-    so a builder that only adds ``reference_outputs`` keeps the usual ``outputs``."""
-    variables = {
+    """The request for ``record``, online and offline alike (see the module docstring).
+
+    Online the interaction gives ``inputs`` and the outputs; an experiment passes the case's
+    ``inputs`` and ``reference_outputs``, the target's return value as ``outputs`` and its
+    own ``variables`` (``case``, ``case_id``, ``metadata``). ``outputs_kind`` decides the
+    outputs either way: ``"messages"`` is the transcript, ``"json"`` text parsed as JSON.
+    ``to_request``'s fields that are set (not ``None``) replace these, its variables are
+    added, so a builder that only adds ``reference_outputs`` keeps the usual ``outputs``."""
+    given = {
         "interaction": record,
         "config": config,
         "subject": subject,
         "evaluation_id": evaluation_id,
+        **(variables or {}),
     }
-    if outputs_kind == "other" and to_request is None:
+    if outputs_kind == "other" and to_request is None and outputs is MISSING:
         raise EvaluatorUsageError(
             "this evaluator does not judge text or messages; register it with to_request= "
             "to build its request from the interaction"
         )
-    outputs: Any
+    answer: Any = record.final_response_text if outputs is MISSING else outputs
     if outputs_kind == "messages":
-        outputs = record.transcript_messages
-    elif outputs_kind == "json":
-        outputs = _json_or_text(record.final_response_text)
-    elif outputs_kind == "text":
-        outputs = record.final_response_text
-    else:
-        outputs = None
-    request = EvalRequest(inputs=record.input_text, outputs=outputs, variables=variables)
+        answer = record.transcript_messages
+    elif outputs_kind == "json" and isinstance(answer, str):
+        answer = _json_or_text(answer)
+    elif outputs_kind == "other" and outputs is MISSING:
+        answer = None
+    request = EvalRequest(
+        inputs=record.input_text if inputs is MISSING else inputs,
+        outputs=answer,
+        reference_outputs=reference_outputs,
+        variables=given,
+    )
     if to_request is None:
         return request
     built = EvalRequest.coerce(to_request(record))
-    given = {
+    replaced = {
         name: getattr(built, name)
         for name in ("inputs", "outputs", "reference_outputs")
         if getattr(built, name) is not None
     }
     return request.model_copy(
         update={
-            **given,
+            **replaced,
             "attachments": built.attachments,
-            "variables": {**variables, **built.variables},
+            "variables": {**given, **built.variables},
         }
     )
 

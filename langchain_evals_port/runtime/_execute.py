@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.callbacks.manager import AsyncCallbackManager
 from langchain_core.runnables import RunnableConfig
 
-from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.core import EvaluatorResult, results_of
 from langchain_evals_port.core.errors import (
     EvaluationFailure,
     EvaluationTimeoutError,
     EvaluatorUsageError,
     classify_failure,
-    failure_reason,
 )
 
 from ._context import EvaluationContext, build_request
@@ -178,7 +177,7 @@ class UnitExecutor:
             unknown = EvaluatorUsageError(
                 f"no evaluator with id {unit.evaluator_id!r} is registered with this runtime"
             )
-            return self.record(unit, [_failed(unknown, unit.evaluator_id)], 0.0)
+            return self.record(unit, [EvaluatorResult.of_error(unit.evaluator_id, unknown)], 0.0)
         if registered.durable is not None:
             return await self._run_durable(unit, registered)
         started = time.perf_counter()
@@ -265,9 +264,10 @@ class UnitExecutor:
                     "agent_id": unit.agent_id,
                 },
             }
+        # Not ``arun_evaluator``: the retry policy decides by the exception itself, which
+        # ``_after_error`` turns into the failed result once no retry is left.
         with evaluation_scope(unit.evaluation_id):
-            output = await evaluator.ainvoke(request, run_config)
-        return output if isinstance(output, list) else [output]
+            return results_of(await evaluator.ainvoke(request, run_config))
 
     async def _run_durable(self, unit: WorkUnit, registered: Registered) -> EvaluationRecord:
         """Run (or continue) a durable evaluation on its LangGraph thread. Its nodes retry
@@ -288,7 +288,9 @@ class UnitExecutor:
             return self.record(unit, failed, _age(unit))
         except Exception as error:
             logger.warning("durable evaluator %s failed", unit.evaluator_id, exc_info=error)
-            return self.record(unit, [_failed(error, registered.feedback_key)], _age(unit))
+            return self.record(
+                unit, [EvaluatorResult.of_error(registered.feedback_key, error)], _age(unit)
+            )
         if isinstance(outcome, Paused):
             raise Park(outcome.payload, outcome.deadline)
         return outcome
@@ -344,7 +346,7 @@ class UnitExecutor:
         )
         if attempts < self._policy.max_attempts:
             raise Retry(self._policy.delay(age), attempts) from error
-        return recorded if recorded is not None else [_failed(error, key)]
+        return recorded if recorded is not None else [EvaluatorResult.of_error(key, error)]
 
 
 class _RecordedFailures(EvaluationFailure):
@@ -364,19 +366,15 @@ def _checked(results: list[EvaluatorResult], threshold: float | None) -> list[Ev
 
 
 def _with_passed(result: EvaluatorResult, threshold: float | None) -> EvaluatorResult:
-    if not result.is_verdict:
-        return result
-    if isinstance(result.score, bool):
-        passed = result.score
-    elif threshold is None:
+    """``result`` with ``passed``; online a numeric verdict needs a threshold to pass."""
+    decided = result.with_passed(threshold)
+    if decided.is_verdict and decided.passed is None:
         raise EvaluatorUsageError(
             f"{result.key} scored {result.score!r}, a number, and no pass_threshold applies "
             "to this evaluation; set pass_threshold in the configuration or on the "
             "registration"
         )
-    else:
-        passed = float(result.score) >= threshold  # type: ignore[arg-type]
-    return result.model_copy(update={"metadata": {**result.metadata, "passed": passed}})
+    return decided
 
 
 def _threshold(registered: Registered, config: EvaluationConfig, unit: WorkUnit) -> float | None:
@@ -385,11 +383,6 @@ def _threshold(registered: Registered, config: EvaluationConfig, unit: WorkUnit)
         "pass_threshold"
     )
     return float(configured) if configured is not None else registered.pass_threshold
-
-
-def _failed(error: BaseException, key: str) -> EvaluatorResult:
-    """The failed result of ``error``: its reason code and message."""
-    return EvaluatorResult.failed(key, classify_failure(error).code, failure_reason(error))
 
 
 def _age(unit: WorkUnit) -> float:

@@ -167,8 +167,8 @@ class EvaluationRecord(_Record):
     evaluator scored (one ``failed`` result when it could not judge), with the evaluation's
     ids, trigger, control id, attempts, duration and timestamps.
 
-    A verdict result carries ``metadata["passed"]``: a bool score as it is, a number when it
-    is at least ``pass_threshold``.
+    A verdict result carries ``passed``: a bool score as it is, a number when it is at least
+    ``pass_threshold``.
     """
 
     evaluation_id: str
@@ -207,7 +207,7 @@ class EvaluationRecord(_Record):
         """Whether every key's verdict passed; ``None`` unless the outcome is a verdict."""
         if self.outcome != "verdict":
             return None
-        return all(result.metadata.get("passed") is True for result in self.results)
+        return all(result.passed is True for result in self.results)
 
     @property
     def result(self) -> EvaluatorResult:

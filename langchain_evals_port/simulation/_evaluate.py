@@ -17,7 +17,7 @@ from typing import Any, TypeAlias
 from langchain_core.messages import BaseMessage
 
 from langchain_evals_port.core import Evaluator, EvaluatorResult, to_openai_messages
-from langchain_evals_port.core.errors import FAILURE_CODES, FailureCode, failure_code
+from langchain_evals_port.core.errors import FAILURE_CODES, FailureCode
 
 from ._calls import RUN_ASYNC, call_async, call_sync
 
@@ -38,7 +38,7 @@ def evaluate(
                 call_sync(_call(ev, trajectory, reference_outputs), hint=RUN_ASYNC), ev
             )
         except Exception as error:
-            results.append(_failed(ev, error))
+            results.append(EvaluatorResult.of_error(_key(ev), error))
     return results
 
 
@@ -55,7 +55,7 @@ async def aevaluate(
             # A sync evaluator (a judge call) runs in the executor so the others overlap it.
             return _results(await call_async(call, blocking=True), ev)
         except Exception as error:
-            return [_failed(ev, error)]
+            return [EvaluatorResult.of_error(_key(ev), error)]
 
     return [result for batch in await asyncio.gather(*map(one, evaluators)) for result in batch]
 
@@ -103,10 +103,6 @@ def _result(item: Any, ev: TrajectoryEvaluator) -> EvaluatorResult:
             item["key"], reason or "the evaluator returned no score", **fields
         )
     return EvaluatorResult(key=item["key"], score=item["score"], **fields)
-
-
-def _failed(ev: TrajectoryEvaluator, error: Exception) -> EvaluatorResult:
-    return EvaluatorResult.failed(_key(ev), failure_code(error), f"{type(error).__name__}: {error}")
 
 
 def _key(ev: TrajectoryEvaluator) -> str:

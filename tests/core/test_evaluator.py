@@ -21,6 +21,7 @@ from langchain_evals_port import (
     eval_scope,
     evaluator,
 )
+from langchain_evals_port.core.errors import failure_reason
 from langchain_evals_port.testing import RecordingTracer, ScriptedChatModel
 
 
@@ -316,7 +317,9 @@ def test_record_turns_failures_into_failed_results_with_a_code(error, code):
     result = ev.invoke({"outputs": "x"})
     assert result.outcome == "failed"
     assert result.error_code == code
-    assert type(error).__name__ in result.reason
+    # failure_reason's rule: our own errors say what happened, anyone else's with their type.
+    assert result.reason == failure_reason(error)
+    assert str(error).strip("'") in result.reason
     assert result.score is None
 
 

@@ -67,10 +67,14 @@ def ask(question: str) -> dict[str, Any]:
 
 
 def without(result: EvaluatorResult, *keys: str) -> EvaluatorResult:
-    """``result`` without the metadata ``keys``: without ``passed``, what the evaluator
-    itself gave; without ``latency_ms``, what a judge gives every time."""
+    """``result`` without ``keys``: without ``passed``, what the evaluator itself gave (a
+    bool score passes as it is, a number is undecided); without the metadata key
+    ``latency_ms``, what a judge gives every time."""
     metadata = {k: v for k, v in result.metadata.items() if k not in keys}
-    return result.model_copy(update={"metadata": metadata})
+    update: dict[str, Any] = {"metadata": metadata}
+    if "passed" in keys:
+        update["passed"] = result.score if isinstance(result.score, bool) else None
+    return result.model_copy(update=update)
 
 
 # --- LLMJudge ------------------------------------------------------------------------------
@@ -95,7 +99,7 @@ def test_an_llm_judge_bound_as_it_is_records_the_judge_verdict_and_reasoning() -
 
     assert record.evaluator_id == "politeness"
     result = verdict_of(record)
-    assert (result.key, result.score, result.metadata["passed"]) == ("politeness", True, True)
+    assert (result.key, result.score, result.passed) == ("politeness", True, True)
     assert result.comment == "The reply is courteous and answers the question."
     # The prompt names inputs and outputs only; the runtime's other variables stay out.
     [call] = judge_model.calls
@@ -152,7 +156,7 @@ def test_the_online_result_is_the_offline_result_on_the_same_request() -> None:
 
     offline = judge.invoke(request_for(stored, judge, evaluation_id=record.evaluation_id))
     assert without(record.result, "passed", "latency_ms") == without(offline, "latency_ms")
-    assert record.result.metadata["passed"] is True
+    assert record.result.passed is True
 
 
 @pytest.mark.parametrize(
@@ -423,7 +427,7 @@ def test_a_multi_key_evaluator_records_one_result_per_key_under_one_evaluation()
         assert runtime.ledger.get_evaluation(bad_record.evaluation_id) == bad_record
 
     def scores(record: EvaluationRecord) -> dict[str, tuple[Any, Any]]:
-        return {r.key: (r.score, r.metadata["passed"]) for r in record.results}
+        return {r.key: (r.score, r.passed) for r in record.results}
 
     assert good_record.passed is True
     assert scores(good_record) == {

@@ -247,7 +247,7 @@ def evaluation_summary(record: dict[str, Any]) -> dict[str, Any]:
     outcome = next((o for o in ("failed", "inconclusive") if o in outcomes), "verdict")
     passed = None
     if outcome == "verdict":
-        passed = int(all(result.get("metadata", {}).get("passed") is True for result in results))
+        passed = int(all(_passed(result) is True for result in results))
     scores = [
         float(result["score"])
         for result in results
@@ -255,6 +255,12 @@ def evaluation_summary(record: dict[str, Any]) -> dict[str, Any]:
     ]
     score = sum(scores) / len(scores) if scores else None
     return {"outcome": outcome, "passed": passed, "score": score}
+
+
+def _passed(result: dict[str, Any]) -> Any:
+    if "passed" in result:
+        return result["passed"]
+    return (result.get("metadata") or {}).get("passed")
 
 
 # What the console aggregates (pass rates and scores per agent and evaluator over time, the

@@ -561,7 +561,7 @@ def _keyset_filter(
 def _evaluation_row(record: EvaluationRecord) -> tuple[Any, ...]:
     """The columns an evaluation record is stored in: ids, time, the JSON, and its summary
     (``evaluation_summary``)."""
-    results = [r.model_dump(include={"outcome", "score", "metadata"}) for r in record.results]
+    results = [r.model_dump(include={"outcome", "score", "passed"}) for r in record.results]
     summary = evaluation_summary({"results": results})
     return (
         record.evaluation_id,

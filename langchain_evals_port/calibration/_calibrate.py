@@ -13,6 +13,7 @@ from langchain_core.callbacks import UsageMetadataCallbackHandler
 from langchain_core.runnables import Runnable
 
 from langchain_evals_port.core import Evaluator, EvaluatorResult
+from langchain_evals_port.core._calls import run_awaitable
 from langchain_evals_port.core.errors import EvalsError, EvaluatorInputError, EvaluatorUsageError
 from langchain_evals_port.judge import JudgeModel, LLMJudge
 from langchain_evals_port.judge._model import model_name, resolve_judge
@@ -101,21 +102,17 @@ def calibrate(
         >>> calibrate(judge=mine, labels=labelled, progress=False)["one_sentence"].agreed
         1
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(
-            acalibrate(
-                model,
-                prompts,
-                labels,
-                judge=judge,
-                max_concurrency=max_concurrency,
-                progress=progress,
-            )
-        )
-    raise EvaluatorUsageError(
-        "calibrate was called inside a running event loop; use `await acalibrate(...)` instead"
+    return run_awaitable(
+        acalibrate(
+            model,
+            prompts,
+            labels,
+            judge=judge,
+            max_concurrency=max_concurrency,
+            progress=progress,
+        ),
+        hint="use `await acalibrate(...)` instead",
+        name="calibrate",
     )
 
 

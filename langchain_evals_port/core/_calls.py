@@ -17,33 +17,41 @@ from langchain_core.runnables.config import run_in_executor
 
 from .errors import EvaluatorUsageError
 
-__all__ = ["call_async", "call_sync"]
+__all__ = ["call_async", "call_sync", "run_awaitable"]
 
 T = TypeVar("T")
 
 
 def call_sync(function: Callable[..., T | Awaitable[T]], *args: Any, hint: str) -> T:
-    """Call ``function``; when it returns an awaitable, run it to completion here.
+    """Call ``function``; when it returns an awaitable, run it to completion here
+    (``run_awaitable``).
 
     Keyword arguments go in a ``functools.partial``, so no name of the caller's can collide
     with this helper's own.
-
-    Inside a running event loop that would deadlock the loop, so it raises
-    ``EvaluatorUsageError`` with ``hint`` (what to call instead) after closing the coroutine.
     """
     result = function(*args)
     if not inspect.isawaitable(result):
         return result
+    return run_awaitable(cast("Awaitable[T]", result), name=_name(function), hint=hint)
+
+
+def run_awaitable(awaitable: Awaitable[T], *, name: str, hint: str) -> T:
+    """Run ``awaitable`` to completion for a synchronous caller: the one way the package
+    runs async code from sync code (``run_experiment`` over ``arun_experiment`` too).
+
+    Inside a running event loop that would deadlock the loop, so it raises
+    ``EvaluatorUsageError`` naming ``name`` with ``hint`` (what to call instead), after
+    closing the coroutine.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return cast("T", asyncio.run(_awaited(result)))
+        return asyncio.run(_awaited(awaitable))
     # Closing it spares the caller a "coroutine was never awaited" warning on top of the error.
-    if inspect.iscoroutine(result):
-        result.close()
+    if inspect.iscoroutine(awaitable):
+        awaitable.close()
     raise EvaluatorUsageError(
-        f"{_name(function)} is async and was called synchronously inside a running event "
-        f"loop; {hint}"
+        f"{name} is async and was called synchronously inside a running event loop; {hint}"
     )
 
 

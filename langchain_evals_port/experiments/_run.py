@@ -48,6 +48,7 @@ from langchain_core.caches import BaseCache
 from langchain_core.rate_limiters import BaseRateLimiter
 
 from langchain_evals_port.core import Evaluator, EvaluatorResult, arun_evaluator, canonical_json
+from langchain_evals_port.core._calls import run_awaitable
 from langchain_evals_port.core._fingerprint import changed_fields, configuration_fingerprint
 from langchain_evals_port.core._stops import stops_contained
 from langchain_evals_port.core.errors import (
@@ -246,10 +247,8 @@ def run_experiment(
     progress: bool | None = None,
 ) -> ExperimentResult:
     """``arun_experiment`` for synchronous code (in a running event loop, await that)."""
-    return _sync(
-        "run_experiment",
-        "arun_experiment",
-        lambda: arun_experiment(
+    return run_awaitable(
+        arun_experiment(
             target,
             dataset,
             evaluators,
@@ -263,6 +262,8 @@ def run_experiment(
             upload_to_langsmith=upload_to_langsmith,
             progress=progress,
         ),
+        hint="use `await arun_experiment(...)` instead",
+        name="run_experiment",
     )
 
 
@@ -352,10 +353,8 @@ def rescore(
     progress: bool | None = None,
 ) -> ExperimentResult:
     """``arescore`` for synchronous code (in a running event loop, await that)."""
-    return _sync(
-        "rescore",
-        "arescore",
-        lambda: arescore(
+    return run_awaitable(
+        arescore(
             source,
             evaluators,
             name=name,
@@ -367,6 +366,8 @@ def rescore(
             upload_to_langsmith=upload_to_langsmith,
             progress=progress,
         ),
+        hint="use `await arescore(...)` instead",
+        name="rescore",
     )
 
 
@@ -732,20 +733,6 @@ async def _finished(
 
 async def _next_name(store: ExperimentStore, base: str) -> str:
     return await asyncio.to_thread(store.next_name, base)
-
-
-def _sync(name: str, twin: str, start: Callable[[], Awaitable[T]]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-
-        async def main() -> T:
-            return await start()
-
-        return asyncio.run(main())
-    raise EvaluatorUsageError(
-        f"{name} was called inside a running event loop; use `await {twin}(...)` instead"
-    )
 
 
 def _fingerprint(cases: Sequence[Case]) -> str:

@@ -46,7 +46,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +54,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langchain_evals_port.core._calls import run_awaitable
 from langchain_evals_port.runtime._config import EvaluationConfig
 from langchain_evals_port.runtime._execute import Park, RetryPolicy, UnitExecutor
 from langchain_evals_port.runtime._records import EvaluationRecord, InteractionRecord, WorkUnit
@@ -263,7 +263,9 @@ class DurableRun:
     def resume(self, value: Any) -> DurableRun:
         """Answer the waiting node with ``value`` (``interrupt``'s return value) and continue,
         as ``runtime.resume`` does."""
-        return asyncio.run(self.aresume(value))
+        return run_awaitable(
+            self.aresume(value), name="resume", hint="use `await run.aresume(...)`"
+        )
 
     async def aresume(self, value: Any) -> DurableRun:
         """``resume`` inside the running event loop."""
@@ -326,7 +328,7 @@ class DurableTestKit:
             resume: Answers, in turn, for the nodes that wait in ``interrupt``.
             trigger_attributes: The attributes identifying this evaluation.
         """
-        return asyncio.run(
+        return run_awaitable(
             self.arun(
                 interaction,
                 fail=fail,
@@ -334,7 +336,9 @@ class DurableTestKit:
                 config_after_restart=config_after_restart,
                 resume=resume,
                 trigger_attributes=trigger_attributes,
-            )
+            ),
+            hint="use `await harness.arun(...)`",
+            name="run",
         )
 
     async def arun(

@@ -9,6 +9,8 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
+from langchain_evals_port._locations import DEFAULT_LEDGER
+
 __all__ = ["add_agreement", "run_agreement"]
 
 
@@ -23,7 +25,10 @@ def add_agreement(commands: Any) -> None:
         "Spearman's rho for numeric scores, and the judge outcomes that were inconclusive "
         "or failed (counted apart, never as disagreement).",
     )
-    parser.add_argument("--ledger", required=True, help="a postgresql:// DSN or a SQLite file")
+    parser.add_argument(
+        "--ledger",
+        help=f"a postgresql:// DSN or a SQLite file (default: {DEFAULT_LEDGER})",
+    )
     parser.add_argument("--evaluator", help="only this evaluator's results")
     parser.add_argument(
         "--since", metavar="ISO", help="only results recorded at or after (UTC unless zoned)"
@@ -41,11 +46,13 @@ def run_agreement(args: argparse.Namespace) -> int:
     from langchain_evals_port.runtime import ledger_agreement
     from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
 
-    from ._locations import checked_location
+    from ._locations import NO_LEDGER, checked_location
 
     try:
         since = _moment(args.since)
-        ledger = open_ledger(checked_location(args.ledger, reads=True))
+        ledger = open_ledger(
+            checked_location(args.ledger, default=DEFAULT_LEDGER, reads=True, missing=NO_LEDGER)
+        )
         try:
             assert isinstance(ledger, SqlLedger)
             figures = ledger_agreement(

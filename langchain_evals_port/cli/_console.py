@@ -14,6 +14,8 @@ import sqlite3
 import sys
 from typing import Any
 
+from langchain_evals_port._locations import DEFAULT_LEDGER, DEFAULT_STORE
+
 __all__ = ["add_console", "run_console"]
 
 TOKEN_VARIABLE = "LANGCHAIN_EVALS_CONSOLE_TOKEN"
@@ -30,8 +32,15 @@ def add_console(commands: Any) -> None:
         "evaluations to retry, experiments. Needs the console extra: "
         "pip install 'langchain-evals-port[console]'.",
     )
-    console.add_argument("--ledger", required=True, help="a postgresql:// DSN or a SQLite file")
-    console.add_argument("--store", help="the experiment store (a postgresql:// DSN or a path)")
+    console.add_argument(
+        "--ledger",
+        help=f"a postgresql:// DSN or a SQLite file (default: {DEFAULT_LEDGER})",
+    )
+    console.add_argument(
+        "--store",
+        help="the experiment store, a postgresql:// DSN or a path (default: "
+        f"{DEFAULT_STORE} when it exists)",
+    )
     console.add_argument("--host", default="127.0.0.1", help="the address to bind (127.0.0.1)")
     console.add_argument(
         "--port", type=int, default=8484, help="the port (8484; 0 picks a free one)"
@@ -75,15 +84,17 @@ def run_console(args: argparse.Namespace) -> int:
     from langchain_evals_port.experiments import ExperimentStore
     from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
 
-    from ._locations import checked_location
+    from ._locations import NO_LEDGER, checked_location
 
     ledger = store = None
     try:
-        ledger = open_ledger(checked_location(args.ledger, reads=True))
+        ledger = open_ledger(
+            checked_location(args.ledger, default=DEFAULT_LEDGER, reads=True, missing=NO_LEDGER)
+        )
         if not isinstance(ledger, SqlLedger):
             raise ValueError("the ledger must be SQLite or PostgreSQL")
-        if args.store:
-            store = ExperimentStore(checked_location(args.store, reads=True))
+        if args.store or DEFAULT_STORE.exists():
+            store = ExperimentStore(checked_location(args.store, default=DEFAULT_STORE, reads=True))
         app = create_app(
             ledger,
             store,

@@ -18,12 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_experiment_commands", "run_command"]
+from ._locations import STORE_HELP
 
-_STORE_HELP = (
-    "the experiment store: a postgresql:// DSN or a SQLite file "
-    "(default: .langchain-evals/experiments.db)"
-)
+__all__ = ["add_experiment_commands", "run_command"]
 
 
 def add_experiment_commands(commands: Any) -> None:
@@ -82,7 +79,7 @@ def add_experiment_commands(commands: Any) -> None:
         metavar="DELTA",
         help="the largest drop let through (0.05: five points of a pass rate; default 0)",
     )
-    compare.add_argument("--store", help=_STORE_HELP)
+    compare.add_argument("--store", help=STORE_HELP)
 
     listing = commands.add_parser(
         "experiments",
@@ -91,7 +88,7 @@ def add_experiment_commands(commands: Any) -> None:
         "the experiment it rescored), cases, trials, runs finished of all, evaluators and "
         "when it started. Compare two of them with `langchain-evals compare`.",
     )
-    listing.add_argument("--store", help=_STORE_HELP)
+    listing.add_argument("--store", help=STORE_HELP)
 
     rescore = commands.add_parser(
         "rescore",
@@ -113,7 +110,7 @@ def _evaluators_argument(parser: argparse.ArgumentParser) -> None:
 
 def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="cases run at once (default 8)")
-    parser.add_argument("--store", help=_STORE_HELP)
+    parser.add_argument("--store", help=STORE_HELP)
     parser.add_argument("--report", metavar="DIR", help="write report.md, .json and .html here")
     parser.add_argument(
         "--baseline", help="the experiment to compare with (default: the previous one)"

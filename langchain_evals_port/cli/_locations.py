@@ -10,7 +10,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["LocationError", "checked_location"]
+from langchain_evals_port._locations import DEFAULT_STORE
+
+__all__ = ["NO_LEDGER", "STORE_HELP", "LocationError", "checked_location"]
+
+NO_LEDGER = (
+    "no ledger at {path}; run an application with an EvaluationRuntime first, or name a "
+    "ledger with --ledger"
+)
+"""What a reading command says when the default ledger does not exist."""
+
+STORE_HELP = (
+    f"the experiment store: a postgresql:// DSN or a SQLite file (default: {DEFAULT_STORE})"
+)
+"""The help of every command's ``--store``."""
 
 _DSN = ("postgresql://", "postgres://")
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -20,9 +33,17 @@ class LocationError(ValueError):
     """A store or ledger location the command cannot use; the message names it."""
 
 
-def checked_location(location: str | None, *, default: Path | None = None, reads: bool) -> str:
+def checked_location(
+    location: str | None,
+    *,
+    default: Path | None = None,
+    reads: bool,
+    missing: str = "no experiment store at {path}; run an experiment first (langchain-evals "
+    "run) or name a store with --store",
+) -> str:
     """``location`` (or ``default`` when it is ``None``) once it is a DSN, or a SQLite file
     that exists when the command only ``reads`` (or a path where one can be created).
+    ``missing`` says what to do when the default is missing for a command that reads.
 
     Raises:
         LocationError: The path is a directory, a file that is not a SQLite database, or,
@@ -34,10 +55,7 @@ def checked_location(location: str | None, *, default: Path | None = None, reads
         assert default is not None, "a location or a default"
         path = default
         if reads and not path.exists():
-            raise LocationError(
-                f"no experiment store at {path}; run an experiment first (langchain-evals "
-                "run) or name a store with --store"
-            )
+            raise LocationError(missing.format(path=path))
     else:
         path = Path(location)
     expected = "expected a SQLite file or a postgresql:// DSN"

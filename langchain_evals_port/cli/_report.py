@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._locations import STORE_HELP
+
 __all__ = ["add_report", "run_report"]
 
 
@@ -32,8 +34,7 @@ def add_report(commands: Any) -> None:
     report.add_argument("--html", required=True, metavar="PATH", help="the file to write")
     report.add_argument(
         "--store",
-        help="the experiment store: a postgresql:// DSN or a SQLite file "
-        "(default: .langchain-evals/experiments.db)",
+        help=STORE_HELP,
     )
     report.add_argument(
         "--no-charts",

@@ -30,6 +30,7 @@ from langchain_core.load import Serializable, load
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
+from langchain_evals_port._locations import DEFAULT_STORE
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
 from langchain_evals_port.core._result import StoredResult
 from langchain_evals_port.core.errors import EvaluatorUsageError
@@ -63,9 +64,6 @@ __all__ = [
     "ExperimentSummary",
     "PendingRun",
 ]
-
-DEFAULT_STORE = Path(".langchain-evals") / "experiments.db"
-"""The store used when none is named: a SQLite file, relative to the working directory."""
 
 
 class ExperimentNotFoundError(EvaluatorUsageError, LookupError):

@@ -17,6 +17,7 @@ import asyncio
 import logging
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.runnables import Runnable
 
+from langchain_evals_port._locations import DEFAULT_LEDGER
 from langchain_evals_port.core import EvalRequest, EvalTracer, current_tracer
 from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
@@ -48,7 +50,8 @@ Output = TypeVar("Output")
 
 logger = logging.getLogger("langchain_evals_port.runtime")
 
-DEFAULT_LEDGER_PATH = "evals.db"
+_OLD_DEFAULT_LEDGER = Path("evals.db")
+"""Where releases before 0.2 kept the default ledger."""
 
 
 class EvaluationRuntime:
@@ -62,7 +65,8 @@ class EvaluationRuntime:
             one per evaluation, a ``DurableEvaluator``, or a ``Registration`` of one of
             those with a ``pass_threshold`` or ``to_request``.
         ledger: Where interactions, evaluations and the work queue live; by default a
-            ``SqliteLedger`` on ``evals.db`` in the working directory.
+            ``SqliteLedger`` on ``.langchain-evals/evals.db`` in the working directory
+            (beside the experiment store; ``evals.db`` where an earlier release made one).
         redact: Called on every interaction record before anything is stored; returns the
             record to store (e.g. with personal data masked).
         concurrency: Evaluations running at once in this process.
@@ -478,7 +482,18 @@ def _tracers(tracer: EvalTracer | None, langsmith_feedback: bool | EvalTracer) -
 
 
 def _default_ledger() -> Ledger:
-    return SqliteLedger(DEFAULT_LEDGER_PATH)
+    """The ledger in the one default folder; an ``evals.db`` an earlier release made in the
+    working directory is kept on, with a warning, rather than left behind."""
+    if _OLD_DEFAULT_LEDGER.is_file() and not DEFAULT_LEDGER.exists():
+        warnings.warn(
+            f"using the ledger {_OLD_DEFAULT_LEDGER} that an earlier release made; the default "
+            f"is now {DEFAULT_LEDGER} (move the file there to keep it)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return SqliteLedger(_OLD_DEFAULT_LEDGER)
+    DEFAULT_LEDGER.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteLedger(DEFAULT_LEDGER)
 
 
 def _worker_id() -> str:

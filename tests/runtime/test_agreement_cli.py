@@ -103,3 +103,19 @@ def test_a_bad_since_exits_2_with_the_reason(
 
     assert status == 2
     assert "--since: expected an ISO date" in capsys.readouterr().err
+
+
+def test_without_ledger_it_reads_the_default_ledger_or_says_there_is_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["agreement"]) == 2
+    assert "no ledger at .langchain-evals/evals.db" in capsys.readouterr().err
+    assert not (tmp_path / ".langchain-evals").exists()  # a reading command creates nothing
+
+    # The runtime's own default is where the command looks.
+    from langchain_evals_port.runtime import EvaluationRuntime
+
+    EvaluationRuntime({}, start=False).close()
+    assert (tmp_path / ".langchain-evals" / "evals.db").is_file()
+    assert main(["agreement"]) == 0

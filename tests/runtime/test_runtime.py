@@ -776,3 +776,25 @@ def test_a_broken_tracer_changes_no_outcome_and_holds_nothing_up(
         records = [runtime.wait_for_evaluations(i, timeout=5)[0] for i in ids]
     assert all(record.is_verdict for record in records)
     assert "tracer down" in caplog.text
+
+
+def test_the_default_ledger_is_in_the_one_default_folder_and_an_old_one_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    EvaluationRuntime({}, start=False).close()
+    assert sorted(p.name for p in (tmp_path / ".langchain-evals").iterdir())[0] == "evals.db"
+    assert not (tmp_path / "evals.db").exists()
+
+    # An evals.db an earlier release made in the working directory is used, with a warning.
+    elsewhere = tmp_path / "older"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    SqliteLedger(elsewhere / "evals.db").close()
+    with pytest.warns(DeprecationWarning, match=r"the default is now .langchain-evals/evals.db"):
+        runtime = EvaluationRuntime({}, start=False)
+    try:
+        assert isinstance(runtime.ledger, SqliteLedger)
+    finally:
+        runtime.close()
+    assert not (elsewhere / ".langchain-evals").exists()

@@ -381,7 +381,10 @@ def _logit_t_interval(values: list[float], bounds: tuple[float, float]) -> Inter
     centre = math.log(share / (1 - share))
 
     def back(logit: float) -> float:
-        return low + width / (1 + math.exp(-logit))
+        # The logistic function in the form that cannot overflow for either sign.
+        if logit >= 0:
+            return low + width / (1 + math.exp(-logit))
+        return low + width * math.exp(logit) / (1 + math.exp(logit))
 
     return Interval(back(centre - half), back(centre + half))
 

@@ -20,8 +20,8 @@ from langchain_evals_port import (
     ExactMatch,
     LevenshteinDistance,
     evaluator,
-    to_langchain_messages,
 )
+from langchain_evals_port.core import to_langchain_messages
 from langchain_evals_port.testing import HashingEmbeddings
 
 RUN = json.loads((Path(__file__).parent / "data" / "recorded_agent_run.json").read_text())

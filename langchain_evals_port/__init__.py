@@ -11,44 +11,25 @@ Example:
 """
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from . import code, experiments, prompts, runtime
     from .core import (
-        EvalInput,
-        EvalOutput,
         EvalRequest,
-        EvalTracer,
         Evaluator,
         EvaluatorResult,
-        FunctionEvaluator,
-        OnError,
-        Outcome,
         Score,
-        ScorerOutput,
-        canonical_equal,
-        canonical_json,
-        canonical_text,
-        canonical_value,
-        current_tracer,
-        eval_scope,
         evaluator,
-        message_to_openai,
-        to_langchain_messages,
-        to_openai_messages,
     )
     from .core.errors import (
-        CanonicalizationError,
         EvalsError,
         EvaluationFailure,
         EvaluatorInputError,
         EvaluatorUsageError,
-        FailureCode,
-        JudgeOutputError,
-        MessageFormatError,
     )
-    from .experiments import Case, Dataset, DatasetError
+    from .experiments import Case, Dataset, DatasetError, arun_experiment, run_experiment
     from .json_match import JsonMatch
     from .judge import (
         Attachment,
@@ -66,7 +47,6 @@ if TYPE_CHECKING:
         GraphTrajectoryMatch,
         TrajectoryLLMJudge,
         TrajectoryMatch,
-        extract_graph_trajectory,
     )
 
 # Every name loads on first use, the core included: importing any submodule (the pytest
@@ -74,42 +54,11 @@ if TYPE_CHECKING:
 # the core brings in langchain-core and pydantic.
 _LAZY = {
     **dict.fromkeys(
-        (
-            "EvalInput",
-            "EvalOutput",
-            "EvalRequest",
-            "EvalTracer",
-            "Evaluator",
-            "EvaluatorResult",
-            "FunctionEvaluator",
-            "OnError",
-            "Outcome",
-            "Score",
-            "ScorerOutput",
-            "canonical_equal",
-            "canonical_json",
-            "canonical_text",
-            "canonical_value",
-            "current_tracer",
-            "eval_scope",
-            "evaluator",
-            "message_to_openai",
-            "to_langchain_messages",
-            "to_openai_messages",
-        ),
+        ("EvalRequest", "Evaluator", "EvaluatorResult", "Score", "evaluator"),
         "core",
     ),
     **dict.fromkeys(
-        (
-            "CanonicalizationError",
-            "EvalsError",
-            "EvaluationFailure",
-            "EvaluatorInputError",
-            "EvaluatorUsageError",
-            "FailureCode",
-            "JudgeOutputError",
-            "MessageFormatError",
-        ),
+        ("EvalsError", "EvaluationFailure", "EvaluatorInputError", "EvaluatorUsageError"),
         "core.errors",
     ),
     **dict.fromkeys(("EmbeddingSimilarity", "ExactMatch", "LevenshteinDistance"), "string"),
@@ -132,17 +81,57 @@ _LAZY = {
             "TrajectoryLLMJudge",
             "GraphTrajectoryMatch",
             "GraphTrajectoryLLMJudge",
-            "extract_graph_trajectory",
         ),
         "trajectory",
     ),
     **dict.fromkeys(("DurableEvaluator", "EvaluationRuntime"), "runtime"),
-    **dict.fromkeys(("Case", "Dataset", "DatasetError"), "experiments"),
+    **dict.fromkeys(
+        ("Case", "Dataset", "DatasetError", "arun_experiment", "run_experiment"), "experiments"
+    ),
     **dict.fromkeys(("code", "experiments", "prompts", "runtime"), None),
+}
+
+# Helpers that were importable from here and now live only in their packages: they still
+# load, with a DeprecationWarning naming where to import them from.
+_MOVED = {
+    **dict.fromkeys(
+        (
+            "EvalInput",
+            "EvalOutput",
+            "EvalTracer",
+            "FunctionEvaluator",
+            "OnError",
+            "Outcome",
+            "ScorerOutput",
+            "canonical_equal",
+            "canonical_json",
+            "canonical_text",
+            "canonical_value",
+            "current_tracer",
+            "eval_scope",
+            "message_to_openai",
+            "to_langchain_messages",
+            "to_openai_messages",
+        ),
+        "core",
+    ),
+    **dict.fromkeys(
+        ("CanonicalizationError", "FailureCode", "JudgeOutputError", "MessageFormatError"),
+        "core.errors",
+    ),
+    "extract_graph_trajectory": "trajectory",
 }
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        warnings.warn(
+            f"importing {name} from {__name__} is deprecated; import it from "
+            f"{__name__}.{_MOVED[name]}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(f"{__name__}.{_MOVED[name]}"), name)
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     family = _LAZY[name]
@@ -159,16 +148,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Attachment",
-    "CanonicalizationError",
     "Case",
     "Dataset",
     "DatasetError",
     "DurableEvaluator",
     "EmbeddingSimilarity",
-    "EvalInput",
-    "EvalOutput",
     "EvalRequest",
-    "EvalTracer",
     "EvalsError",
     "EvaluationFailure",
     "EvaluationRuntime",
@@ -177,40 +162,25 @@ __all__ = [
     "EvaluatorResult",
     "EvaluatorUsageError",
     "ExactMatch",
-    "FailureCode",
     "FewShotExample",
-    "FunctionEvaluator",
     "GraphTrajectoryLLMJudge",
     "GraphTrajectoryMatch",
     "JsonMatch",
     "JudgeEnsemble",
-    "JudgeOutputError",
     "LLMJudge",
     "LevenshteinDistance",
-    "MessageFormatError",
     "MultiturnSimulation",
-    "OnError",
-    "Outcome",
     "PairwiseLLMJudge",
     "Score",
-    "ScorerOutput",
     "SimulatedUser",
     "TrajectoryLLMJudge",
     "TrajectoryMatch",
-    "canonical_equal",
-    "canonical_json",
-    "canonical_text",
-    "canonical_value",
+    "arun_experiment",
     "code",
-    "current_tracer",
-    "eval_scope",
     "evaluator",
     "experiments",
-    "extract_graph_trajectory",
-    "message_to_openai",
     "prompts",
+    "run_experiment",
     "runtime",
     "set_default_judge",
-    "to_langchain_messages",
-    "to_openai_messages",
 ]

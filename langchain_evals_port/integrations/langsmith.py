@@ -16,7 +16,7 @@ drops the batch; it never raises into an evaluation.
 
 Example::
 
-    from langchain_evals_port import eval_scope
+    from langchain_evals_port.core import eval_scope
     from langchain_evals_port.integrations.langsmith import LangSmithFeedbackTracer
 
     tracer = LangSmithFeedbackTracer()

@@ -46,7 +46,8 @@ class EvalReport:
     three and keeps a bounded history of runs for the HTML trend charts.
 
     Example:
-        >>> from langchain_evals_port import ExactMatch, eval_scope
+        >>> from langchain_evals_port import ExactMatch
+        >>> from langchain_evals_port.core import eval_scope
         >>> report = EvalReport()
         >>> with eval_scope(report):
         ...     _ = ExactMatch()(outputs="a", reference_outputs="a")
@@ -82,7 +83,8 @@ class EvalReport:
         both runs, was filed under a case.
 
         Example:
-            >>> from langchain_evals_port import ExactMatch, eval_scope
+            >>> from langchain_evals_port import ExactMatch
+            >>> from langchain_evals_port.core import eval_scope
             >>> report = EvalReport()
             >>> with eval_scope(report.for_case("greeting")):
             ...     _ = ExactMatch()(outputs="hi", reference_outputs="hi")
@@ -151,7 +153,8 @@ class EvalReport:
         (e.g. to merge pytest-xdist workers' reports).
 
         Example:
-            >>> from langchain_evals_port import ExactMatch, eval_scope
+            >>> from langchain_evals_port import ExactMatch
+            >>> from langchain_evals_port.core import eval_scope
             >>> report = EvalReport()
             >>> with eval_scope(report):
             ...     _ = ExactMatch()(outputs="a", reference_outputs="a")

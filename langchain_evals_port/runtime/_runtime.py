@@ -51,7 +51,7 @@ Output = TypeVar("Output")
 logger = logging.getLogger("langchain_evals_port.runtime")
 
 _OLD_DEFAULT_LEDGER = Path("evals.db")
-"""Where releases before 0.2 kept the default ledger."""
+"""Where earlier releases kept the default ledger."""
 
 
 class EvaluationRuntime:

@@ -10,7 +10,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from pydantic import BaseModel
 
-from langchain_evals_port import CanonicalizationError, canonical_equal, canonical_json
+from langchain_evals_port.core import canonical_equal, canonical_json
+from langchain_evals_port.core.errors import CanonicalizationError
 
 
 class Color(enum.Enum):
@@ -90,7 +91,7 @@ def test_the_text_is_compact_sorted_and_keeps_non_ascii():
 
 
 def test_a_message_equals_its_openai_dict_and_ids_are_ignored():
-    from langchain_evals_port import to_openai_messages
+    from langchain_evals_port.core import to_openai_messages
 
     message = AIMessage(
         content="", id="run-1", tool_calls=[{"name": "search", "args": {"q": "x"}, "id": "c1"}]
@@ -115,7 +116,7 @@ def test_dicts_that_only_look_like_messages_stay_dicts():
 
 
 def test_a_malformed_message_is_reported_where_it_sits():
-    from langchain_evals_port import MessageFormatError
+    from langchain_evals_port.core.errors import MessageFormatError
 
     bad = {
         "role": "assistant",

@@ -18,9 +18,9 @@ from langchain_evals_port import (
     EvaluatorUsageError,
     ExactMatch,
     Score,
-    eval_scope,
     evaluator,
 )
+from langchain_evals_port.core import eval_scope
 from langchain_evals_port.core.errors import failure_reason
 from langchain_evals_port.testing import RecordingTracer, ScriptedChatModel
 
@@ -671,3 +671,15 @@ def test_an_empty_feedback_key_is_refused():
         evaluator(feedback_key="")(lambda *, outputs: True)
     with pytest.raises(ValueError, match="feedback_key must name the results"):
         ExactMatch(feedback_key=" ")
+
+
+def test_the_top_level_has_the_main_verbs_and_helpers_moved_to_their_packages_warn() -> None:
+    import langchain_evals_port as package
+    from langchain_evals_port import core, experiments
+
+    assert package.run_experiment is experiments.run_experiment
+    assert package.arun_experiment is experiments.arun_experiment
+    assert "canonical_equal" not in package.__all__
+    with pytest.warns(DeprecationWarning, match=r"import it from langchain_evals_port\.core$"):
+        moved = package.canonical_equal
+    assert moved is core.canonical_equal

@@ -18,7 +18,6 @@ from langchain_evals_port import (
     Evaluator,
     EvaluatorUsageError,
     ExactMatch,
-    FunctionEvaluator,
     GraphTrajectoryLLMJudge,
     GraphTrajectoryMatch,
     JsonMatch,
@@ -39,6 +38,7 @@ from langchain_evals_port.code import (
     PythonCompileCheck,
     RuffCheck,
 )
+from langchain_evals_port.core import FunctionEvaluator
 from langchain_evals_port.core._fingerprint import configuration_fingerprint
 from langchain_evals_port.testing import HashingEmbeddings, ScriptedChatModel
 

@@ -13,7 +13,8 @@ import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from langchain_evals_port import ExactMatch, eval_scope, evaluator
+from langchain_evals_port import ExactMatch, evaluator
+from langchain_evals_port.core import eval_scope
 from langchain_evals_port.integrations.otel import OpenTelemetryEvalTracer
 from langchain_evals_port.testing import RecordingTracer
 
@@ -122,7 +123,8 @@ def _run_isolated(code: str, **env: str) -> str:
         from opentelemetry import metrics
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-        from langchain_evals_port import ExactMatch, eval_scope
+        from langchain_evals_port import ExactMatch
+        from langchain_evals_port.core import eval_scope
         from langchain_evals_port.testing import RecordingTracer
         reader = InMemoryMetricReader()
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from langchain_evals_port import EvaluatorResult, ExactMatch, eval_scope
+from langchain_evals_port import EvaluatorResult, ExactMatch
+from langchain_evals_port.core import eval_scope
 from langchain_evals_port.reporting import EvalReport, KeySummary
 from langchain_evals_port.reporting._pages import plotly_path
 

@@ -5,12 +5,12 @@ import pytest
 from langchain_core.embeddings import Embeddings
 
 from langchain_evals_port import (
-    CanonicalizationError,
     EmbeddingSimilarity,
     EvaluatorInputError,
     ExactMatch,
     LevenshteinDistance,
 )
+from langchain_evals_port.core.errors import CanonicalizationError
 from langchain_evals_port.testing import HashingEmbeddings
 
 

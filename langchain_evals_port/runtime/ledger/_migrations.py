@@ -232,9 +232,9 @@ CREATE INDEX IF NOT EXISTS ledger_experiment_runs_unfinished
 def evaluation_summary(record: dict[str, Any]) -> dict[str, Any]:
     """The columns that sum up an evaluation record (its JSON) for queries that aggregate:
     ``outcome`` (``failed`` when any result failed, else ``inconclusive`` when any reached no
-    verdict, else ``verdict``), ``passed`` (1 or 0 for a verdict: every result passed; else
-    null) and ``score`` (the mean of the verdicts' scores, a bool as 1 or 0; null when
-    none is a number).
+    verdict, else ``verdict``), ``passed`` (1 or 0 for a verdict: every result passed, by its
+    ``passed``, in earlier records its ``metadata["passed"]``; else null) and ``score``
+    (the mean of the verdicts' scores, a bool as 1 or 0; null when none is a number).
 
     Example:
         >>> evaluation_summary({"results": [

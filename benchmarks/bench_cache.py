@@ -74,8 +74,8 @@ def captured_call() -> tuple[str, str, list[Any]]:
             self.entries.append((prompt, llm_string, list(return_val)))
 
     model = ScriptedChatModel(responder=lambda messages: REPLY, latency=LATENCY)
-    LLMJudge(prompt=prompts.CORRECTNESS_PROMPT, model=model, cache=Recorder()).evaluate(
-        inputs="What is 21 plus 21?", outputs="42", reference_outputs="The sum is 42."
+    LLMJudge(prompt=prompts.CORRECTNESS_PROMPT, model=model, cache=Recorder()).invoke(
+        {"inputs": "What is 21 plus 21?", "outputs": "42", "reference_outputs": "The sum is 42."}
     )
     [entry] = Recorder.entries
     return entry

@@ -66,7 +66,7 @@ CHECKS = [
 
 def main() -> None:
     for title, matcher, reference in CHECKS:
-        result = matcher.evaluate(outputs=RUN, reference_outputs=reference)
+        result = matcher.invoke({"outputs": RUN, "reference_outputs": reference})
         print(f"{title:<46} {result.key:<28} {result.score}")
         if result.score is False:
             print(f"  why: {result.comment}")

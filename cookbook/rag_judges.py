@@ -73,8 +73,13 @@ def main() -> None:
         context = "\n".join(retrieve(question))
         print(f"Q: {question}\nA: {answer}")
         for judge in judges:
-            result = judge.evaluate(
-                inputs=question, outputs=answer, reference_outputs=reference, context=context
+            result = judge.invoke(
+                {
+                    "inputs": question,
+                    "outputs": answer,
+                    "reference_outputs": reference,
+                    "context": context,
+                }
             )
             print(f"  {result.key:<20} {result.score!s:<5}  {result.comment}")
         print()

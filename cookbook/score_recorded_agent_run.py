@@ -47,11 +47,11 @@ def score(run: dict) -> list[EvaluatorResult]:
     )
     reference = run["reference"]
     return [
-        tools_in_order.evaluate(outputs=messages, reference_outputs=reference["tools"]),
-        ExactMatch().evaluate(outputs=booking, reference_outputs=reference["booking"]),
-        LevenshteinDistance().evaluate(outputs=answer, reference_outputs=reference["answer"]),
-        EmbeddingSimilarity(embeddings=HashingEmbeddings()).evaluate(
-            outputs=answer, reference_outputs=reference["answer"]
+        tools_in_order.invoke({"outputs": messages, "reference_outputs": reference["tools"]}),
+        ExactMatch().invoke({"outputs": booking, "reference_outputs": reference["booking"]}),
+        LevenshteinDistance().invoke({"outputs": answer, "reference_outputs": reference["answer"]}),
+        EmbeddingSimilarity(embeddings=HashingEmbeddings()).invoke(
+            {"outputs": answer, "reference_outputs": reference["answer"]}
         ),
     ]
 

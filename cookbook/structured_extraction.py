@@ -16,6 +16,7 @@ import re
 
 from langchain_core.messages import BaseMessage
 
+from langchain_evals_port.core import results_of
 from langchain_evals_port.json_match import JsonMatch
 from langchain_evals_port.testing import ScriptedChatModel
 
@@ -71,7 +72,8 @@ def main() -> None:
         list_match_mode="same_elements",
         list_aggregator="average",
     )
-    for result in matcher.evaluate_all(outputs=EXTRACTED, reference_outputs=REFERENCE):
+    request = {"outputs": EXTRACTED, "reference_outputs": REFERENCE}
+    for result in results_of(matcher.invoke(request)):
         print(f"{result.key:<22} {result.score:.2f}  {result.metadata.get('reasoning', '')}")
 
 

@@ -62,8 +62,8 @@ _same_intent = ExactMatch(feedback_key="intent")
 @evaluator(feedback_key="intent")
 def intent(outputs: dict[str, Any], reference_outputs: dict[str, Any]) -> EvaluatorResult:
     """``ExactMatch`` on the ``intent`` field of the outputs and reference outputs."""
-    return _same_intent.evaluate(
-        outputs=outputs["intent"], reference_outputs=reference_outputs["intent"]
+    return _same_intent.invoke(
+        {"outputs": outputs["intent"], "reference_outputs": reference_outputs["intent"]}
     )
 
 

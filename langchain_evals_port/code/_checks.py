@@ -277,7 +277,7 @@ class MypyCheck(ToolCheck):
     and the like for stricter checks. Notes (``severity: note``) do not fail the check.
 
     Example:
-        >>> result = MypyCheck().evaluate(outputs='x: int = "a"')
+        >>> result = MypyCheck().invoke({"outputs": 'x: int = "a"'})
         >>> result.score, result.metadata["errors"][0]["code"]
         (False, 'assignment')
     """

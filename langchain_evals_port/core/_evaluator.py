@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import logging
 import numbers
+import warnings
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from decimal import Decimal
@@ -383,7 +384,9 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         reference_outputs: Any = None,
         **variables: Any,
     ) -> EvaluatorResult:
-        """Evaluate and return the one ``EvaluatorResult`` (an error if there are several)."""
+        """Deprecated: ``invoke({...})``. The one ``EvaluatorResult`` (an error if there are
+        several)."""
+        _deprecated_call("evaluate", "invoke({...})")
         output = self.invoke(
             EvalRequest.of(
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
@@ -399,7 +402,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         reference_outputs: Any = None,
         **variables: Any,
     ) -> list[EvaluatorResult]:
-        """Evaluate and return every result as a list, however many keys were scored."""
+        """Deprecated: ``results_of(invoke({...}))``. Every result as a list."""
+        _deprecated_call("evaluate_all", "invoke({...}), with core.results_of for a list")
         output = self.invoke(
             EvalRequest.of(
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
@@ -415,7 +419,8 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         reference_outputs: Any = None,
         **variables: Any,
     ) -> EvaluatorResult:
-        """The async twin of ``evaluate``."""
+        """Deprecated: ``ainvoke({...})``. The async twin of ``evaluate``."""
+        _deprecated_call("aevaluate", "ainvoke({...})")
         output = await self.ainvoke(
             EvalRequest.of(
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
@@ -431,7 +436,9 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         reference_outputs: Any = None,
         **variables: Any,
     ) -> list[EvaluatorResult]:
-        """The async twin of ``evaluate_all``."""
+        """Deprecated: ``results_of(await ainvoke({...}))``. The async twin of
+        ``evaluate_all``."""
+        _deprecated_call("aevaluate_all", "ainvoke({...}), with core.results_of for a list")
         output = await self.ainvoke(
             EvalRequest.of(
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
@@ -545,13 +552,21 @@ def _as_dicts(output: EvalOutput) -> dict[str, Any] | list[dict[str, Any]]:
     return output.to_dict()
 
 
+def _deprecated_call(name: str, replacement: str) -> None:
+    warnings.warn(
+        f"Evaluator.{name} is deprecated; use {replacement} (or the keyword call)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
 def _only(output: EvalOutput, evaluator: Evaluator) -> EvaluatorResult:
     if not isinstance(output, list):
         return output
     if len(output) != 1:
         raise ValueError(
             f"evaluator {evaluator.get_name()!r} produced {len(output)} results; "
-            "use evaluate_all() for evaluators that score several keys"
+            "use invoke(), which returns a list for evaluators that score several keys"
         )
     return output[0]
 

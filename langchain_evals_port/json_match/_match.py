@@ -75,10 +75,11 @@ class JsonMatch(Evaluator):
         ...     reference_outputs={"id": 2, "name": "Ada", "year": 1816})]
         [('json_match:name', 1.0), ('json_match:year', 0.0)]
         >>> ev = JsonMatch(aggregator="average", list_aggregator="average")
-        >>> ev.evaluate(
-        ...     outputs=[{"a": 1, "b": 1, "c": 0}, {"a": 1, "b": 1, "c": 1}],
-        ...     reference_outputs=[{"a": 1, "b": 1, "c": 1}, {"a": 1, "b": 9, "c": 0}],
-        ... ).score
+        >>> [result] = ev.invoke({
+        ...     "outputs": [{"a": 1, "b": 1, "c": 0}, {"a": 1, "b": 1, "c": 1}],
+        ...     "reference_outputs": [{"a": 1, "b": 1, "c": 1}, {"a": 1, "b": 9, "c": 0}],
+        ... })
+        >>> result.score
         0.8333333333333333
     """
 

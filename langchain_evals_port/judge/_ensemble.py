@@ -243,7 +243,7 @@ class JudgeEnsemble(Evaluator):
         ... def non_empty(*, outputs):
         ...     return bool(outputs)
         >>> ensemble = JudgeEnsemble([judge(True), judge(False), non_empty])
-        >>> result = ensemble.evaluate(outputs="Paris")
+        >>> result = ensemble.invoke({"outputs": "Paris"})
         >>> result.score, result.metadata["votes"], round(result.metadata["agreement"], 2)
         (True, {'true': 2, 'false': 1}, 0.67)
     """

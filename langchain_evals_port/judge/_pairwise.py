@@ -12,7 +12,14 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, PrivateAttr, SkipValidation
 
-from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult, OutputsKind, Score
+from langchain_evals_port.core import (
+    EvalRequest,
+    Evaluator,
+    EvaluatorResult,
+    OutputsKind,
+    Score,
+    results_of,
+)
 from langchain_evals_port.core.errors import EvaluatorInputError
 
 from ._judge import LLMJudge
@@ -133,7 +140,7 @@ class PairwiseLLMJudge(Evaluator):
         ...     ]
         ... )
         >>> judge = PairwiseLLMJudge(model=model)
-        >>> result = judge.evaluate(inputs="Capital of France?", outputs=["Paris", "A city."])
+        >>> result = judge.invoke({"inputs": "Capital of France?", "outputs": ["Paris", "A city."]})
         >>> result.score, result.metadata["preferred"], result.metadata["scores"]
         (1.0, 'A', [1.0, 0.0])
     """
@@ -274,8 +281,12 @@ class PairwiseLLMJudge(Evaluator):
             return super().__call__(
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
             )
-        result = self.evaluate(
-            inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+        [result] = results_of(
+            self.invoke(
+                EvalRequest.of(
+                    inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+                )
+            )
         )
         return _comparative_result(result, runs)
 
@@ -293,8 +304,12 @@ class PairwiseLLMJudge(Evaluator):
             return await super().acall(
                 inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
             )
-        result = await self.aevaluate(
-            inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+        [result] = results_of(
+            await self.ainvoke(
+                EvalRequest.of(
+                    inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables
+                )
+            )
         )
         return _comparative_result(result, runs)
 

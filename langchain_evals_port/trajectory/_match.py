@@ -79,7 +79,9 @@ class TrajectoryMatch(Evaluator):
         >>> ev = TrajectoryMatch(mode="superset")
         >>> ev(outputs=[call(q="Paris")], reference_outputs=[call(q="Paris")])["score"]
         True
-        >>> result = ev.evaluate(outputs=[call(q="paris")], reference_outputs=[call(q="Paris")])
+        >>> result = ev.invoke(
+        ...     {"outputs": [call(q="paris")], "reference_outputs": [call(q="Paris")]}
+        ... )
         >>> print(result.comment.splitlines()[0])
         The agent did not make every reference tool call:
         >>> result.metadata["problems"][0]["closest"]["differences"]

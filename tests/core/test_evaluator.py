@@ -43,18 +43,21 @@ def test_keyword_call_and_invoke_give_the_two_shapes():
     assert ev.invoke(EvalRequest(outputs=[1], reference_outputs=[1.0])).score is True
 
 
-def test_evaluate_and_evaluate_all():
+def test_evaluate_and_evaluate_all_are_deprecated_for_invoke():
     ev = ExactMatch()
-    assert ev.evaluate(outputs=1, reference_outputs=1).score is True
-    assert [r.key for r in ev.evaluate_all(outputs=1, reference_outputs=2)] == ["exact_match"]
+    with pytest.warns(DeprecationWarning, match=r"Evaluator\.evaluate is deprecated; use invoke"):
+        assert ev.evaluate(outputs=1, reference_outputs=1).score is True
+    with pytest.warns(DeprecationWarning, match="evaluate_all is deprecated"):
+        assert [r.key for r in ev.evaluate_all(outputs=1, reference_outputs=2)] == ["exact_match"]
 
 
 async def test_async_conventions():
     ev = ExactMatch()
     assert (await ev.acall(outputs="x", reference_outputs="x"))["score"] is True
     assert (await ev.ainvoke({"outputs": "x", "reference_outputs": "y"})).score is False
-    assert (await ev.aevaluate(outputs=1, reference_outputs=1)).score is True
-    assert len(await ev.aevaluate_all(outputs=1, reference_outputs=1)) == 1
+    assert (await ev.ainvoke({"outputs": 1, "reference_outputs": 1})).score is True
+    with pytest.warns(DeprecationWarning, match="aevaluate_all is deprecated"):
+        assert len(await ev.aevaluate_all(outputs=1, reference_outputs=1)) == 1
 
 
 def test_batch_and_abatch_keep_order():
@@ -129,7 +132,10 @@ def test_a_dict_of_keys_gives_several_results():
         ("tags", 0.0),
     ]
     assert [d["key"] for d in ev(outputs="x")] == ["length", "polite", "tags", "tags"]
-    with pytest.raises(ValueError, match="produced 4 results; use evaluate_all"):
+    with (
+        pytest.warns(DeprecationWarning, match="evaluate is deprecated"),
+        pytest.raises(ValueError, match="produced 4 results; use invoke"),
+    ):
         ev.evaluate(outputs="x")
 
 

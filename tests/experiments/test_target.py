@@ -57,8 +57,8 @@ async def test_a_graph_target_s_trajectory_reaches_a_trajectory_evaluator() -> N
         {"role": "tool", "content": "order A-17 shipped on Monday", "tool_call_id": "x"},
         {"role": "assistant", "content": "Your order shipped on Monday."},
     ]
-    result = TrajectoryMatch(mode="strict").evaluate(
-        outputs=run.interaction.transcript_messages, reference_outputs=expected
+    result = TrajectoryMatch(mode="strict").invoke(
+        {"outputs": run.interaction.transcript_messages, "reference_outputs": expected}
     )
     assert result.score is True, result.comment
     assert [call.name for call in run.interaction.tool_calls] == ["lookup_order"]

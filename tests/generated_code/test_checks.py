@@ -41,7 +41,7 @@ _NO_PYRIGHT = "pyright is not installed (npm install -g pyright): PyrightCheck w
 
 
 def test_compile_reports_line_and_column() -> None:
-    result = PythonCompileCheck().evaluate(outputs="x = 1\ndef f(:\n    pass\n")
+    result = PythonCompileCheck().invoke({"outputs": "x = 1\ndef f(:\n    pass\n"})
     assert result.score is False
     (error,) = result.metadata["errors"]
     assert (error["line"], error["column"], error["code"], error["severity"]) == (
@@ -55,18 +55,18 @@ def test_compile_reports_line_and_column() -> None:
 
 
 def test_compile_catches_compile_time_errors_and_indentation() -> None:
-    outside = PythonCompileCheck().evaluate(outputs="return 1\n")
+    outside = PythonCompileCheck().invoke({"outputs": "return 1\n"})
     assert outside.score is False
     assert "outside function" in outside.metadata["errors"][0]["message"]
-    indent = PythonCompileCheck().evaluate(outputs="def f():\nreturn 1\n")
+    indent = PythonCompileCheck().invoke({"outputs": "def f():\nreturn 1\n"})
     assert indent.metadata["errors"][0]["code"] == "IndentationError"
-    nul = PythonCompileCheck().evaluate(outputs="x = 1\x00")
+    nul = PythonCompileCheck().invoke({"outputs": "x = 1\x00"})
     assert nul.score is False
     assert nul.metadata["errors"][0]["line"] is None
 
 
 def test_compile_passes_clean_code() -> None:
-    result = PythonCompileCheck().evaluate(outputs=CLEAN)
+    result = PythonCompileCheck().invoke({"outputs": CLEAN})
     assert (result.score, result.metadata["errors"], result.key) == (True, [], "python_compiles")
 
 
@@ -74,7 +74,7 @@ def test_compile_passes_clean_code() -> None:
 
 
 def test_mypy_reports_errors_with_codes() -> None:
-    result = MypyCheck().evaluate(outputs=BAD_TYPES)
+    result = MypyCheck().invoke({"outputs": BAD_TYPES})
     assert result.score is False
     assert result.key == "mypy_succeeded"
     codes = [(e["line"], e["column"], e["code"]) for e in result.metadata["errors"]]
@@ -85,37 +85,37 @@ def test_mypy_reports_errors_with_codes() -> None:
 
 
 def test_mypy_passes_clean_code_and_notes_do_not_fail() -> None:
-    assert MypyCheck().evaluate(outputs=CLEAN).score is True
-    noted = MypyCheck().evaluate(outputs="x = 1\nreveal_type(x)\n")
+    assert MypyCheck().invoke({"outputs": CLEAN}).score is True
+    noted = MypyCheck().invoke({"outputs": "x = 1\nreveal_type(x)\n"})
     assert noted.score is True
     assert noted.metadata["errors"][0]["severity"] == "note"
 
 
 def test_mypy_syntax_error_is_a_verdict() -> None:
-    result = MypyCheck().evaluate(outputs="def f(:\n")
+    result = MypyCheck().invoke({"outputs": "def f(:\n"})
     assert result.score is False
     assert result.metadata["errors"][0]["code"] == "syntax"
 
 
 def test_mypy_args_reach_mypy() -> None:
     untyped = "def f(a):\n    return a\n"
-    assert MypyCheck().evaluate(outputs=untyped).score is True
-    strict = MypyCheck(args=["--strict"]).evaluate(outputs=untyped)
+    assert MypyCheck().invoke({"outputs": untyped}).score is True
+    strict = MypyCheck(args=["--strict"]).invoke({"outputs": untyped})
     assert strict.score is False
     assert strict.metadata["errors"][0]["code"] == "no-untyped-def"
 
 
 def test_mypy_crash_is_a_failure_not_a_verdict() -> None:
     with pytest.raises(EvaluationFailure, match="unrecognized arguments") as raised:
-        MypyCheck(args=["--no-such-flag"]).evaluate(outputs=CLEAN)
+        MypyCheck(args=["--no-such-flag"]).invoke({"outputs": CLEAN})
     assert raised.value.code == "evaluator_error"
-    recorded = MypyCheck(args=["--no-such-flag"], on_error="record").evaluate(outputs=CLEAN)
+    recorded = MypyCheck(args=["--no-such-flag"], on_error="record").invoke({"outputs": CLEAN})
     assert (recorded.outcome, recorded.error_code) == ("failed", "evaluator_error")
 
 
 async def test_mypy_async_path_and_markdown() -> None:
     check = MypyCheck(code_extraction="markdown_code_blocks")
-    result = await check.aevaluate(outputs=f"Here:\n```python\n{BAD_TYPES}```\n")
+    result = await check.ainvoke({"outputs": f"Here:\n```python\n{BAD_TYPES}```\n"})
     assert result.score is False
     assert len(result.metadata["errors"]) == 2
 
@@ -131,7 +131,7 @@ def test_mypy_keyword_call_and_batch() -> None:
 
 
 def test_ruff_reports_rules() -> None:
-    result = RuffCheck(args=["--select", "F"]).evaluate(outputs="import os\nprint(undefined)\n")
+    result = RuffCheck(args=["--select", "F"]).invoke({"outputs": "import os\nprint(undefined)\n"})
     assert result.score is False
     assert result.key == "ruff_succeeded"
     found = [(e["line"], e["column"], e["code"]) for e in result.metadata["errors"]]
@@ -139,7 +139,7 @@ def test_ruff_reports_rules() -> None:
 
 
 def test_ruff_passes_clean_code() -> None:
-    assert RuffCheck(args=["--select", "E,F"]).evaluate(outputs=CLEAN).score is True
+    assert RuffCheck(args=["--select", "E,F"]).invoke({"outputs": CLEAN}).score is True
 
 
 def test_ruff_is_isolated_from_config_files(
@@ -153,15 +153,15 @@ def test_ruff_is_isolated_from_config_files(
     monkeypatch.setattr(tempfile, "tempdir", None)
     code = "import os\n"
     assert (
-        RuffCheck(args=["--select", "F"]).evaluate(outputs=code).metadata["errors"][0]["code"]
+        RuffCheck(args=["--select", "F"]).invoke({"outputs": code}).metadata["errors"][0]["code"]
         == "F401"
     )
-    configured = RuffCheck(isolated=False).evaluate(outputs=code)
+    configured = RuffCheck(isolated=False).invoke({"outputs": code})
     assert {e["code"] for e in configured.metadata["errors"]} == {"D100"}
 
 
 def test_ruff_syntax_error() -> None:
-    result = RuffCheck().evaluate(outputs="def f(:\n")
+    result = RuffCheck().invoke({"outputs": "def f(:\n"})
     assert result.score is False
     assert result.metadata["errors"][0]["line"] == 1
 
@@ -179,7 +179,7 @@ def pyright() -> str:
 
 
 def test_pyright_reports_errors(pyright: str) -> None:
-    result = PyrightCheck().evaluate(outputs=BAD_TYPES)
+    result = PyrightCheck().invoke({"outputs": BAD_TYPES})
     assert result.score is False
     assert result.key == "pyright_succeeded"
     found = [(e["line"], e["column"], e["code"]) for e in result.metadata["errors"]]
@@ -188,15 +188,15 @@ def test_pyright_reports_errors(pyright: str) -> None:
 
 
 def test_pyright_missing_imports_and_severities(pyright: str) -> None:
-    strict_imports = PyrightCheck(ignore_missing_imports=False).evaluate(outputs=BAD_TYPES)
+    strict_imports = PyrightCheck(ignore_missing_imports=False).invoke({"outputs": BAD_TYPES})
     assert strict_imports.metadata["errors"][0]["code"] == "reportMissingImports"
-    noted = PyrightCheck().evaluate(outputs="x = 1\nreveal_type(x)\n")
+    noted = PyrightCheck().invoke({"outputs": "x = 1\nreveal_type(x)\n"})
     assert noted.score is True
     assert noted.metadata["errors"][0]["severity"] == "note"
 
 
 async def test_pyright_async_and_clean(pyright: str) -> None:
-    assert (await PyrightCheck().aevaluate(outputs=CLEAN)).score is True
+    assert (await PyrightCheck().ainvoke({"outputs": CLEAN})).score is True
 
 
 # --- any CLI ----------------------------------------------------------------------------------
@@ -205,8 +205,8 @@ async def test_pyright_async_and_clean(pyright: str) -> None:
 def test_cli_check_with_python_module() -> None:
     check = CliCheck(command=["python", "-m", "py_compile"], file_name="main.py")
     assert (check.feedback_key, check.get_name()) == ("python_succeeded", "python_check")
-    assert check.evaluate(outputs=CLEAN).score is True
-    failed = check.evaluate(outputs="def f(:\n")
+    assert check.invoke({"outputs": CLEAN}).score is True
+    failed = check.invoke({"outputs": "def f(:\n"})
     assert failed.score is False
     assert "SyntaxError" in (failed.comment or "")
 
@@ -222,7 +222,7 @@ def test_cli_check_parses_file_line_column_lines(tmp_path: Path) -> None:
         "sys.exit(int(sys.argv[1]))\n"
     )
     check = CliCheck(command=["python", str(script), "1", "{file}"], feedback_key="lint")
-    result = check.evaluate(outputs=CLEAN)
+    result = check.invoke({"outputs": CLEAN})
     assert result.score is False
     assert result.metadata["errors"] == [
         {"line": 3, "column": 5, "message": "looks odd", "code": None, "severity": "warning"},
@@ -235,13 +235,13 @@ def test_cli_check_parses_file_line_column_lines(tmp_path: Path) -> None:
         },
     ]
     assert "exited with code 1" in (result.comment or "")
-    passing = CliCheck(command=["python", str(script), "0", "{file}"]).evaluate(outputs=CLEAN)
+    passing = CliCheck(command=["python", str(script), "0", "{file}"]).invoke({"outputs": CLEAN})
     assert passing.score is True
 
 
 def test_cli_check_with_mypy_from_the_environment() -> None:
     check = CliCheck(command=["mypy", "--strict"], file_name="outputs.py")
-    result = check.evaluate(outputs="def f(a):\n    return a\n")
+    result = check.invoke({"outputs": "def f(a):\n    return a\n"})
     assert result.score is False
     assert result.metadata["errors"][0]["line"] == 1
 
@@ -249,9 +249,11 @@ def test_cli_check_with_mypy_from_the_environment() -> None:
 def test_missing_tool_raises_or_records() -> None:
     check = CliCheck(command=["no-such-checker-xyz", "--flag"])
     with pytest.raises(ToolNotFoundError, match="no-such-checker-xyz") as raised:
-        check.evaluate(outputs=CLEAN)
+        check.invoke({"outputs": CLEAN})
     assert raised.value.code == "tool_not_found"
-    recorded = CliCheck(command=["no-such-checker-xyz"], on_error="record").evaluate(outputs=CLEAN)
+    recorded = CliCheck(command=["no-such-checker-xyz"], on_error="record").invoke(
+        {"outputs": CLEAN}
+    )
     assert (recorded.outcome, recorded.error_code, recorded.score) == (
         "failed",
         "tool_not_found",
@@ -265,15 +267,15 @@ def test_pyright_missing_from_path_is_tool_not_found(
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on PATH; no pyright module installed
     with pytest.raises(ToolNotFoundError, match="pyright"):
-        PyrightCheck().evaluate(outputs=CLEAN)
-    recorded = PyrightCheck(on_error="record").evaluate(outputs=CLEAN)
+        PyrightCheck().invoke({"outputs": CLEAN})
+    recorded = PyrightCheck(on_error="record").invoke({"outputs": CLEAN})
     assert recorded.error_code == "tool_not_found"
 
 
 def test_timeout_kills_the_tool() -> None:
     check = CliCheck(command=["python", "-c", "import time; time.sleep(30)", "{file}"], timeout=0.5)
     with pytest.raises(EvaluationFailure, match="did not finish") as raised:
-        check.evaluate(outputs=CLEAN)
+        check.invoke({"outputs": CLEAN})
     assert raised.value.code == "timeout"
 
 
@@ -283,7 +285,7 @@ async def test_timeout_kills_the_tool_async() -> None:
         timeout=0.5,
         on_error="record",
     )
-    result = await check.aevaluate(outputs=CLEAN)
+    result = await check.ainvoke({"outputs": CLEAN})
     assert (result.outcome, result.error_code) == ("failed", "timeout")
 
 

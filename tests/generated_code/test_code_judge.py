@@ -15,7 +15,7 @@ ANSWER = (
 def test_judge_sees_only_the_extracted_code() -> None:
     model = ScriptedChatModel([VERDICT])
     judge = CodeLLMJudge(model=model, code_extraction="markdown_code_blocks")
-    result = judge.evaluate(inputs="Add two numbers", outputs=ANSWER)
+    result = judge.invoke({"inputs": "Add two numbers", "outputs": ANSWER})
     assert (result.key, result.score, result.comment) == (
         "code_correctness",
         True,
@@ -30,8 +30,10 @@ def test_judge_sees_only_the_extracted_code() -> None:
 def test_prompt_with_and_without_reference() -> None:
     model = ScriptedChatModel([VERDICT, VERDICT])
     judge = CodeLLMJudge(model=model)
-    judge.evaluate(inputs="Add", outputs="def add(a, b): return a + b")
-    judge.evaluate(inputs="Add", outputs="def add(a, b): return a + b", reference_outputs="3")
+    judge.invoke({"inputs": "Add", "outputs": "def add(a, b): return a + b"})
+    judge.invoke(
+        {"inputs": "Add", "outputs": "def add(a, b): return a + b", "reference_outputs": "3"}
+    )
     without, with_reference = (call.messages[-1].text for call in model.calls)
     assert "<reference_output>" not in without
     assert without.startswith(prompts.CODE_CORRECTNESS_PROMPT.split("{inputs}")[0])
@@ -41,7 +43,7 @@ def test_prompt_with_and_without_reference() -> None:
 def test_a_given_prompt_is_used_for_every_evaluation() -> None:
     model = ScriptedChatModel([VERDICT])
     judge = CodeLLMJudge(model=model, prompt="Is this code safe? {outputs}")
-    judge.evaluate(outputs="print(1)", reference_outputs="x")
+    judge.invoke({"outputs": "print(1)", "reference_outputs": "x"})
     assert model.calls[0].messages[-1].text == "Is this code safe? print(1)"
 
 
@@ -59,7 +61,7 @@ def test_llm_extraction_uses_the_judge_model() -> None:
         [{"has_code": True, "code": "def add(a, b):\n    return a+b"}, VERDICT]
     )
     judge = CodeLLMJudge(model=model, code_extraction="llm")
-    assert judge.evaluate(inputs="Add", outputs="add is a+b, as a function").score is True
+    assert judge.invoke({"inputs": "Add", "outputs": "add is a+b, as a function"}).score is True
     assert [call.kind for call in model.calls] == ["structured", "structured"]
     assert "return a+b" in model.calls[1].messages[-1].text
 
@@ -68,7 +70,7 @@ def test_separate_extraction_model() -> None:
     extractor = ScriptedChatModel([{"has_code": False, "code": ""}])
     model = ScriptedChatModel([])
     judge = CodeLLMJudge(model=model, code_extraction="llm", extraction_model=extractor)
-    result = judge.evaluate(inputs="Add", outputs="no code")
+    result = judge.invoke({"inputs": "Add", "outputs": "no code"})
     assert result.metadata["code_extraction_failed"] is True
     assert model.calls == []
     assert len(extractor.calls) == 1
@@ -77,6 +79,6 @@ def test_separate_extraction_model() -> None:
 async def test_async_path_continuous() -> None:
     model = ScriptedChatModel([{"reasoning": "Mostly right.", "score": 0.75}])
     judge = CodeLLMJudge(model=model, continuous=True, code_extraction="markdown_code_blocks")
-    result = await judge.aevaluate(inputs="Add", outputs=ANSWER)
+    result = await judge.ainvoke({"inputs": "Add", "outputs": ANSWER})
     assert result.score == 0.75
     assert result.metadata["judge_model"] == "scripted"

@@ -68,7 +68,7 @@ def local_evaluator(**options: object) -> ExecutionEvaluator:
 
 
 def test_code_that_runs_cleanly_passes_with_its_output_in_metadata() -> None:
-    result = local_evaluator(code_extraction="markdown_code_blocks").evaluate(outputs=ANSWER)
+    result = local_evaluator(code_extraction="markdown_code_blocks").invoke({"outputs": ANSWER})
     assert result.key == "execution"
     assert result.score is True
     meta = result.metadata
@@ -81,7 +81,7 @@ def test_code_that_runs_cleanly_passes_with_its_output_in_metadata() -> None:
 
 
 def test_code_that_fails_fails_with_its_stderr_in_the_comment() -> None:
-    result = local_evaluator().evaluate(outputs="raise ValueError('boom')")
+    result = local_evaluator().invoke({"outputs": "raise ValueError('boom')"})
     assert result.score is False
     assert result.metadata["exit_code"] == 1
     assert result.comment is not None
@@ -92,7 +92,7 @@ def test_code_that_fails_fails_with_its_stderr_in_the_comment() -> None:
 
 def test_a_killed_run_says_which_signal() -> None:
     code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
-    result = local_evaluator().evaluate(outputs=code)
+    result = local_evaluator().invoke({"outputs": code})
     assert result.score is False
     assert result.metadata["exit_code"] == -9
     assert result.comment is not None
@@ -101,8 +101,8 @@ def test_a_killed_run_says_which_signal() -> None:
 
 def test_no_code_in_the_answer_is_a_false_verdict_not_an_error() -> None:
     sandbox = FakeSandbox(SandboxResult(exit_code=0, stdout="", stderr=""))
-    result = ExecutionEvaluator(sandbox=sandbox, code_extraction="markdown_code_blocks").evaluate(
-        outputs="I cannot help with that."
+    result = ExecutionEvaluator(sandbox=sandbox, code_extraction="markdown_code_blocks").invoke(
+        {"outputs": "I cannot help with that."}
     )
     assert result.score is False
     assert result.metadata["code_extraction_failed"] is True
@@ -120,7 +120,7 @@ def test_files_command_env_and_limits_reach_the_sandbox() -> None:
         env={"SEED": "1"},
         limits=limits,
     )
-    assert evaluator.evaluate(outputs="x = 1").score is True
+    assert evaluator.invoke({"outputs": "x = 1"}).score is True
     assert sandbox.calls == [
         (
             {"test_solution.py": "import solution", "solution.py": "x = 1"},
@@ -140,17 +140,17 @@ def test_extra_files_test_the_generated_module() -> None:
         env={"PYTHONDONTWRITEBYTECODE": "1"},
         code_extraction="markdown_code_blocks",
     )
-    good = evaluator.evaluate(outputs="```python\ndef add(a, b):\n    return a + b\n```")
+    good = evaluator.invoke({"outputs": "```python\ndef add(a, b):\n    return a + b\n```"})
     assert good.score is True
     assert good.metadata["stdout"] == "passed\n"
-    bad = evaluator.evaluate(outputs="```python\ndef add(a, b):\n    return a - b\n```")
+    bad = evaluator.invoke({"outputs": "```python\ndef add(a, b):\n    return a - b\n```"})
     assert bad.score is False
     assert "wrong sum" in bad.metadata["stderr"]
 
 
 def test_big_output_is_bounded_and_marked_truncated() -> None:
     evaluator = local_evaluator(limits=Limits(output_bytes=100))
-    result = evaluator.evaluate(outputs="print('y' * 1_000_000)")
+    result = evaluator.invoke({"outputs": "print('y' * 1_000_000)"})
     assert result.score is True
     assert result.metadata["truncated"] is True
     assert result.metadata["stdout"] == "y" * 100
@@ -159,13 +159,13 @@ def test_big_output_is_bounded_and_marked_truncated() -> None:
 def test_a_timeout_raises_a_timeout_failure() -> None:
     evaluator = local_evaluator(limits=Limits(wall_seconds=0.5))
     with pytest.raises(EvaluationFailure, match=r"did not finish within 0\.5 s") as caught:
-        evaluator.evaluate(outputs="import time; time.sleep(30)")
+        evaluator.invoke({"outputs": "import time; time.sleep(30)"})
     assert caught.value.code == "timeout"
 
 
 def test_a_timeout_is_recorded_as_failed_with_on_error_record() -> None:
     evaluator = local_evaluator(limits=Limits(wall_seconds=0.5), on_error="record")
-    result = evaluator.evaluate(outputs="while True: pass")
+    result = evaluator.invoke({"outputs": "while True: pass"})
     assert result.outcome == "failed"
     assert result.error_code == "timeout"
     assert result.score is None
@@ -174,10 +174,10 @@ def test_a_timeout_is_recorded_as_failed_with_on_error_record() -> None:
 def test_sandbox_infrastructure_errors_are_sandbox_errors() -> None:
     broken = FakeSandbox(EvaluationFailure("the runtime died", code="sandbox_error"))
     with pytest.raises(EvaluationFailure, match="the runtime died") as caught:
-        ExecutionEvaluator(sandbox=broken).evaluate(outputs="pass")
+        ExecutionEvaluator(sandbox=broken).invoke({"outputs": "pass"})
     assert caught.value.code == "sandbox_error"
     recorded = ExecutionEvaluator(sandbox=broken, on_error="record")
-    result = recorded.evaluate(outputs="pass")
+    result = recorded.invoke({"outputs": "pass"})
     assert result.outcome == "failed"
     assert result.error_code == "sandbox_error"
 
@@ -188,7 +188,7 @@ def test_a_sandbox_returning_garbage_is_a_sandbox_error() -> None:
     )
     evaluator.sandbox.outcome = "not a result"
     with pytest.raises(EvaluationFailure) as caught:
-        evaluator.evaluate(outputs="pass")
+        evaluator.invoke({"outputs": "pass"})
     assert caught.value.code == "sandbox_error"
 
 
@@ -197,11 +197,11 @@ def test_a_missing_bwrap_is_tool_not_found() -> None:
         sandbox=BubblewrapSandboxRunner(bwrap="/nonexistent/bwrap"),
         on_error="record",
     )
-    result = evaluator.evaluate(outputs="pass")
+    result = evaluator.invoke({"outputs": "pass"})
     assert result.outcome == "failed"
     assert result.error_code == "tool_not_found"
     with pytest.raises(ToolNotFoundError):
-        evaluator.model_copy(update={"on_error": "raise"}).evaluate(outputs="pass")
+        evaluator.model_copy(update={"on_error": "raise"}).invoke({"outputs": "pass"})
 
 
 def test_the_async_path_uses_arun() -> None:
@@ -209,15 +209,15 @@ def test_the_async_path_uses_arun() -> None:
 
     async def main() -> None:
         passed, failed = await asyncio.gather(
-            evaluator.aevaluate(outputs="print('async')"),
-            evaluator.aevaluate(outputs="raise SystemExit(2)"),
+            evaluator.ainvoke({"outputs": "print('async')"}),
+            evaluator.ainvoke({"outputs": "raise SystemExit(2)"}),
         )
         assert passed.score is True
         assert passed.metadata["stdout"] == "async\n"
         assert failed.score is False
         assert failed.metadata["exit_code"] == 2
         with pytest.raises(EvaluationFailure) as caught:
-            await evaluator.aevaluate(outputs="import time; time.sleep(30)")
+            await evaluator.ainvoke({"outputs": "import time; time.sleep(30)"})
         assert caught.value.code == "timeout"
 
     asyncio.run(main())
@@ -232,11 +232,11 @@ def test_the_openevals_call_convention() -> None:
 
 def test_in_the_bubblewrap_sandbox(bwrap: BubblewrapSandboxRunner) -> None:
     evaluator = ExecutionEvaluator(sandbox=bwrap, code_extraction="markdown_code_blocks")
-    result = evaluator.evaluate(outputs=ANSWER)
+    result = evaluator.invoke({"outputs": ANSWER})
     assert result.score is True
     assert result.metadata["stdout"] == "hello from outputs.py\n"
     escape = "```python\nopen('/root/.bashrc').read()\n```"
-    refused = evaluator.evaluate(outputs=escape)
+    refused = evaluator.invoke({"outputs": escape})
     assert refused.score is False
     assert "FileNotFoundError" in refused.metadata["stderr"]
 

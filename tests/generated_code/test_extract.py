@@ -125,7 +125,7 @@ def test_output_text_rejects_what_holds_no_answer() -> None:
 
 def test_nothing_to_extract_is_a_false_verdict_not_an_error() -> None:
     check = PythonCompileCheck(code_extraction="markdown_code_blocks")
-    result = check.evaluate(outputs="Sorry, I can't write that.")
+    result = check.invoke({"outputs": "Sorry, I can't write that."})
     assert result.outcome == "verdict"
     assert result.score is False
     assert result.metadata["code_extraction_failed"] is True
@@ -140,7 +140,7 @@ def test_extraction_reads_the_last_ai_message_of_a_state() -> None:
             {"role": "assistant", "content": "```python\ndef f(:\n```"},
         ]
     }
-    result = check.evaluate(outputs=state)
+    result = check.invoke({"outputs": state})
     assert result.score is False
     assert result.metadata["errors"][0]["line"] == 1
 
@@ -166,7 +166,7 @@ def test_llm_extraction_uses_structured_output() -> None:
 def test_llm_extraction_has_code_false_means_no_code() -> None:
     model = ScriptedChatModel([{"has_code": False, "code": ""}])
     check = PythonCompileCheck(code_extraction="llm", extraction_model=model)
-    result = check.evaluate(outputs="The weather is fine.")
+    result = check.invoke({"outputs": "The weather is fine."})
     assert result.score is False
     assert result.metadata["code_extraction_failed"] is True
 
@@ -175,12 +175,12 @@ def test_llm_extraction_bad_reply_is_a_judge_failure() -> None:
     model = ScriptedChatModel([{"found": "yes"}])
     check = PythonCompileCheck(code_extraction="llm", extraction_model=model)
     with pytest.raises(JudgeOutputError):
-        check.evaluate(outputs="x = 1")
+        check.invoke({"outputs": "x = 1"})
     recorded = PythonCompileCheck(
         code_extraction="llm",
         extraction_model=ScriptedChatModel([{"found": "yes"}]),
         on_error="record",
-    ).evaluate(outputs="x = 1")
+    ).invoke({"outputs": "x = 1"})
     assert recorded.outcome == "failed"
     assert recorded.error_code == "judge_parse_failure"
 
@@ -188,7 +188,7 @@ def test_llm_extraction_bad_reply_is_a_judge_failure() -> None:
 async def test_llm_extraction_async_path() -> None:
     model = ScriptedChatModel([{"has_code": True, "code": "def f(:\n    pass"}])
     check = PythonCompileCheck(code_extraction="llm", extraction_model=model)
-    result = await check.aevaluate(outputs="Here is f")
+    result = await check.ainvoke({"outputs": "Here is f"})
     assert result.score is False
     assert result.metadata["errors"][0]["code"] == "SyntaxError"
     assert len(model.calls) == 1
@@ -205,9 +205,9 @@ def test_custom_extractor_gets_the_text() -> None:
         return text.split("CODE:", 1)[1] if "CODE:" in text else None
 
     check = PythonCompileCheck(code_extraction=after_marker)
-    assert check.evaluate(outputs=AIMessage("CODE:\nx = 1")).score is True
+    assert check.invoke({"outputs": AIMessage("CODE:\nx = 1")}).score is True
     assert seen == ["CODE:\nx = 1"]
-    failed = check.evaluate(outputs="nothing")
+    failed = check.invoke({"outputs": "nothing"})
     assert failed.metadata["code_extraction_failed"] is True
     assert failed.metadata["code_extraction"] == "after_marker"
 
@@ -215,7 +215,7 @@ def test_custom_extractor_gets_the_text() -> None:
 def test_custom_extractor_must_return_text() -> None:
     check = PythonCompileCheck(code_extraction=lambda text: 42)
     with pytest.raises(EvaluatorUsageError, match="string or None"):
-        check.evaluate(outputs="x")
+        check.invoke({"outputs": "x"})
 
 
 async def test_async_custom_extractor() -> None:
@@ -223,6 +223,6 @@ async def test_async_custom_extractor() -> None:
         return text.upper()
 
     check = PythonCompileCheck(code_extraction=extract)
-    assert (await check.aevaluate(outputs="x = 1")).score is True  # "X = 1"
+    assert (await check.ainvoke({"outputs": "x = 1"})).score is True  # "X = 1"
     with pytest.raises(EvaluatorUsageError, match="async"):
-        check.evaluate(outputs="x = 1")
+        check.invoke({"outputs": "x = 1"})

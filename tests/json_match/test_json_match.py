@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langchain_evals_port.core import canonical_equal
+from langchain_evals_port.core import canonical_equal, results_of
 from langchain_evals_port.core.errors import CanonicalizationError, EvaluatorInputError
 from langchain_evals_port.json_match import JsonMatch
 from langchain_evals_port.json_match._objects import KeyPaths, split_object
@@ -156,9 +156,11 @@ def test_list_aggregators_combine_keys_across_rows():
 
 def test_lists_pair_optimally_not_greedily():
     ev = JsonMatch(aggregator="average", list_aggregator="average")
-    result = ev.evaluate(
-        outputs=[{"a": 1, "b": 1, "c": 0}, {"a": 1, "b": 1, "c": 1}],
-        reference_outputs=[{"a": 1, "b": 1, "c": 1}, {"a": 1, "b": 9, "c": 0}],
+    [result] = ev.invoke(
+        {
+            "outputs": [{"a": 1, "b": 1, "c": 0}, {"a": 1, "b": 1, "c": 1}],
+            "reference_outputs": [{"a": 1, "b": 1, "c": 1}, {"a": 1, "b": 9, "c": 0}],
+        }
     )
     assert result.score == pytest.approx(5 / 6)
     assert result.metadata["pairs"] == [[0, 1], [1, 0]]
@@ -239,8 +241,8 @@ def test_empty_lists_and_objects():
     ("outputs", "reference"), [({}, {}), ([], []), ({"id": 1}, {"id": 2}), ([{}], [{}])]
 )
 def test_nothing_to_compare_per_key_is_inconclusive(outputs, reference):
-    [result] = JsonMatch(exclude_keys=["id"]).evaluate_all(
-        outputs=outputs, reference_outputs=reference
+    [result] = results_of(
+        JsonMatch(exclude_keys=["id"]).invoke({"outputs": outputs, "reference_outputs": reference})
     )
     assert result.key == "json_match"
     assert result.outcome == "inconclusive"

@@ -8,6 +8,7 @@ import pytest
 from openevals.json import create_json_match_evaluator as oe_create_json_match_evaluator
 
 from langchain_evals_port import set_default_judge
+from langchain_evals_port.core import results_of
 from langchain_evals_port.core.errors import EvaluationFailure
 from langchain_evals_port.json_match import JsonMatch
 from langchain_evals_port.testing import ScriptedChatModel, ScriptedProviderError
@@ -156,7 +157,7 @@ def test_a_failed_judge_call_fails_only_its_key_when_recorded():
 async def test_a_failed_judge_call_fails_the_aggregate_when_recorded():
     model = ScriptedChatModel(["not json", "still not json"])
     ev = JsonMatch(rubric=RUBRIC, model=model, aggregator="all", on_error="record")
-    [result] = await ev.aevaluate_all(outputs=OUTPUTS, reference_outputs=REFERENCE)
+    [result] = results_of(await ev.ainvoke({"outputs": OUTPUTS, "reference_outputs": REFERENCE}))
     assert result.key == "json_match:all"
     assert result.outcome == "failed"
     assert result.error_code == "judge_parse_failure"

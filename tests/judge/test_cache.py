@@ -579,10 +579,10 @@ async def test_an_unchanged_async_rerun_makes_no_judge_calls(path):
 def test_a_repaired_judge_conversation_is_replayed_whole(path):
     first_model = ScriptedChatModel(["no JSON here", VERDICT])
     first = LLMJudge(prompt=PROMPT, model=first_model, cache=SqliteCache(path))
-    first_result = first.evaluate(outputs="Paris")
+    first_result = first.invoke({"outputs": "Paris"})
     second_model = ScriptedChatModel()  # no replies: a call would raise
     second = LLMJudge(prompt=PROMPT, model=second_model, cache=SqliteCache(path))
-    second_result = second.evaluate(outputs="Paris")
+    second_result = second.invoke({"outputs": "Paris"})
 
     assert len(first_model.calls) == 2
     assert second_model.calls == []
@@ -594,7 +594,7 @@ def test_a_failed_call_is_not_cached(cache):
     model = ScriptedChatModel([ScriptedProviderError.rate_limited(), VERDICT])
     judge = LLMJudge(prompt=PROMPT, model=model, cache=cache, on_error="record")
 
-    outcomes = [judge.evaluate(outputs="Paris") for _ in range(3)]
+    outcomes = [judge.invoke({"outputs": "Paris"}) for _ in range(3)]
 
     assert [(r.outcome, r.error_code) for r in outcomes] == [
         ("failed", "rate_limited"),

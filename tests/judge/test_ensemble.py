@@ -52,8 +52,8 @@ def non_empty(*, outputs: Any) -> Any:
 async def evaluate(ev: Any, mode: str, **request: Any) -> Any:
     request.setdefault("outputs", "Paris")
     if mode == "sync":
-        return ev.evaluate(**request)
-    return await ev.aevaluate(**request)
+        return ev.invoke(request)
+    return await ev.ainvoke(request)
 
 
 MODES = pytest.mark.parametrize("mode", ["sync", "async"])
@@ -254,7 +254,7 @@ def test_the_feedback_key_is_the_members_own_or_given():
     with pytest.raises(ValueError, match=r"different feedback keys \(correct, helpful\)"):
         JudgeEnsemble([judge(True), judge(True, key="helpful")])
     named = JudgeEnsemble([judge(True), judge(True, key="helpful")], feedback_key="quality")
-    result = named.evaluate(outputs="Paris")
+    result = named.invoke({"outputs": "Paris"})
     assert result.key == "quality"
     assert [m["key"] for m in result.metadata["members"]] == ["correct", "helpful"]
 
@@ -289,7 +289,7 @@ def test_a_numeric_member_needs_the_mean_strategy():
     with pytest.raises(
         EvaluatorUsageError, match=r"needs true/false verdicts.*unannotated scored 0\.5"
     ):
-        JudgeEnsemble([unannotated, non_empty]).evaluate(outputs="Paris")
+        JudgeEnsemble([unannotated, non_empty]).invoke({"outputs": "Paris"})
 
 
 def test_a_member_with_several_results_is_refused():
@@ -298,7 +298,7 @@ def test_a_member_with_several_results_is_refused():
         return {"correct": True, "helpful": True}
 
     with pytest.raises(EvaluatorUsageError, match="returned 2 results"):
-        JudgeEnsemble([two, non_empty], feedback_key="correct").evaluate(outputs="Paris")
+        JudgeEnsemble([two, non_empty], feedback_key="correct").invoke({"outputs": "Paris"})
 
 
 # --- concurrency ----------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_invoke_runs_the_members_at_the_same_time():
         LLMJudge(prompt=PROMPT, feedback_key="correct", model=ScriptedChatModel(responder=answer))
         for _ in range(3)
     ]
-    result = JudgeEnsemble(members).evaluate(outputs="Paris")
+    result = JudgeEnsemble(members).invoke({"outputs": "Paris"})
 
     assert (result.score, result.metadata["verdicts"]) == (True, 3)
 
@@ -334,7 +334,7 @@ async def test_ainvoke_gathers_the_members():
         in_flight -= 1
         return True
 
-    assert (await JudgeEnsemble([slow, slow, slow]).aevaluate(outputs="Paris")).score is True
+    assert (await JudgeEnsemble([slow, slow, slow]).ainvoke({"outputs": "Paris"})).score is True
     assert peak == 3
 
     # Three judges that each take 0.3 s finish together, well before 0.9 s.
@@ -347,7 +347,7 @@ async def test_ainvoke_gathers_the_members():
         for _ in range(3)
     ]
     started = time.perf_counter()
-    await JudgeEnsemble(slow_judges).aevaluate(outputs="Paris")
+    await JudgeEnsemble(slow_judges).ainvoke({"outputs": "Paris"})
     assert time.perf_counter() - started < 0.75
 
 
@@ -443,7 +443,7 @@ async def test_samples_are_asked_concurrently():
     sampled = LLMJudge(prompt=PROMPT, model=model, samples=3)
 
     started = time.perf_counter()
-    await sampled.aevaluate(outputs="Paris")
+    await sampled.ainvoke({"outputs": "Paris"})
     assert time.perf_counter() - started < 0.75
     assert len(model.calls) == 3
 
@@ -524,6 +524,6 @@ def test_a_model_that_does_not_cache_is_asked_every_time():
     model = numbered().model_copy(update={"cache": False})
     sampled = LLMJudge(prompt=PROMPT, model=model, samples=2)
     with judge_defaults(cache=InMemoryCache()):
-        sampled.evaluate(outputs="Paris")
-        sampled.evaluate(outputs="Paris")
+        sampled.invoke({"outputs": "Paris"})
+        sampled.invoke({"outputs": "Paris"})
     assert len(model.calls) == 4

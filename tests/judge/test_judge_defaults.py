@@ -62,8 +62,8 @@ def test_a_second_identical_evaluation_in_the_scope_makes_no_model_call(cache):
     judge = LLMJudge(prompt=PROMPT, model=model)
 
     with judge_defaults(cache=cache):
-        first = judge.evaluate(outputs="Paris")
-        second = LLMJudge(prompt=PROMPT, model=model).evaluate(outputs="Paris")
+        first = judge.invoke({"outputs": "Paris"})
+        second = LLMJudge(prompt=PROMPT, model=model).invoke({"outputs": "Paris"})
 
     assert len(model.calls) == 1
     assert first.score is second.score is True
@@ -75,9 +75,9 @@ def test_outside_the_scope_nothing_is_cached(cache):
     judge = LLMJudge(prompt=PROMPT, model=model)
 
     with judge_defaults(cache=cache):
-        judge.evaluate(outputs="Paris")
-    judge.evaluate(outputs="Paris")
-    judge.evaluate(outputs="Paris")
+        judge.invoke({"outputs": "Paris"})
+    judge.invoke({"outputs": "Paris"})
+    judge.invoke({"outputs": "Paris"})
 
     assert len(model.calls) == 3
 
@@ -95,8 +95,10 @@ def test_judges_built_inside_other_evaluators_answer_from_the_scope_cache(cache)
 
     with judge_defaults(cache=cache):
         for _ in range(3):
-            assert trajectory_judge.evaluate(outputs=TRAJECTORY).score is True
-            assert code_judge.evaluate(inputs="Print 1.", outputs="Here: print(1)").score is True
+            assert trajectory_judge.invoke({"outputs": TRAJECTORY}).score is True
+            assert (
+                code_judge.invoke({"inputs": "Print 1.", "outputs": "Here: print(1)"}).score is True
+            )
 
     assert len(model.calls) == 3, "trajectory judge, code extraction and code judge, once each"
 
@@ -119,8 +121,8 @@ def test_the_applications_model_called_in_the_scope_is_not_cached(cache):
     judge = LLMJudge(prompt=PROMPT, model=model)
 
     with judge_defaults(cache=cache, rate_limiter=CountingRateLimiter()):
-        judge.evaluate(outputs="Paris")
-        judge.evaluate(outputs="Paris")
+        judge.invoke({"outputs": "Paris"})
+        judge.invoke({"outputs": "Paris"})
         for _ in range(2):
             model.invoke([HumanMessage("What is the capital of France?")])
 
@@ -132,9 +134,9 @@ def test_a_judge_with_its_own_cache_keeps_it(cache):
     model = judging()
 
     with judge_defaults(cache=cache):
-        LLMJudge(prompt=PROMPT, model=model, cache=own).evaluate(outputs="Paris")
-        LLMJudge(prompt=PROMPT, model=model).evaluate(outputs="Paris")
-    LLMJudge(prompt=PROMPT, model=model, cache=own).evaluate(outputs="Paris")
+        LLMJudge(prompt=PROMPT, model=model, cache=own).invoke({"outputs": "Paris"})
+        LLMJudge(prompt=PROMPT, model=model).invoke({"outputs": "Paris"})
+    LLMJudge(prompt=PROMPT, model=model, cache=own).invoke({"outputs": "Paris"})
 
     assert len(model.calls) == 2, "the scope's cache did not get the own cache's entry"
 
@@ -145,8 +147,8 @@ def test_a_model_with_a_cache_or_rate_limiter_of_its_own_keeps_it(cache):
     model = ScriptedChatModel(responder=lambda m: VERDICT, cache=False, rate_limiter=own_limiter)
 
     with judge_defaults(cache=cache, rate_limiter=scope_limiter):
-        LLMJudge(prompt=PROMPT, model=model).evaluate(outputs="Paris")
-        LLMJudge(prompt=PROMPT, model=model).evaluate(outputs="Paris")
+        LLMJudge(prompt=PROMPT, model=model).invoke({"outputs": "Paris"})
+        LLMJudge(prompt=PROMPT, model=model).invoke({"outputs": "Paris"})
 
     assert len(model.calls) == 2
     assert (own_limiter.acquired, scope_limiter.acquired) == (2, 0)
@@ -159,7 +161,7 @@ def test_the_rate_limiter_is_consulted_for_each_call_the_cache_does_not_answer(c
 
     with judge_defaults(cache=cache, rate_limiter=limiter):
         for answer in ("Paris", "Lyon", "Paris"):
-            judge.evaluate(outputs=answer)
+            judge.invoke({"outputs": answer})
 
     assert len(model.calls) == limiter.acquired == 2
 
@@ -170,8 +172,8 @@ def test_a_nested_scope_inherits_what_it_does_not_set(cache):
     judge = LLMJudge(prompt=PROMPT, model=model)
 
     with judge_defaults(cache=cache), judge_defaults(rate_limiter=limiter):
-        judge.evaluate(outputs="Paris")
-        judge.evaluate(outputs="Paris")
+        judge.invoke({"outputs": "Paris"})
+        judge.invoke({"outputs": "Paris"})
 
     assert len(model.calls) == limiter.acquired == 1
 
@@ -216,7 +218,7 @@ def test_a_conversation_the_judge_rejects_is_not_cached(cache):
     judge = LLMJudge(prompt=PROMPT, model=model, on_error="record")
 
     with judge_defaults(cache=cache):
-        outcomes = [judge.evaluate(outputs="Paris") for _ in range(3)]
+        outcomes = [judge.invoke({"outputs": "Paris"}) for _ in range(3)]
 
     assert [(r.outcome, r.error_code) for r in outcomes] == [
         ("failed", "judge_parse_failure"),
@@ -231,7 +233,7 @@ def test_a_judge_model_that_is_not_a_chat_model_runs_without_the_defaults(cache)
     judge = LLMJudge(prompt=PROMPT, model=model, structured_output_mode="prompted")
 
     with judge_defaults(cache=cache), pytest.warns(RuntimeWarning, match="RunnableLambda"):
-        assert judge.evaluate(outputs="Paris").score is True
+        assert judge.invoke({"outputs": "Paris"}).score is True
 
 
 def test_the_code_extractor_answers_from_the_scope_cache(cache):

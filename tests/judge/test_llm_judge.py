@@ -174,7 +174,7 @@ def test_unsupported_attachments_are_rejected():
 
 def test_default_schema_puts_reasoning_before_a_boolean_score():
     judge, model = judge_with(VERDICT)
-    result = judge.evaluate(outputs="x")
+    result = judge.invoke({"outputs": "x"})
     assert (result.key, result.score, result.comment) == ("score", True, VERDICT["reasoning"])
     schema = model.calls[0].schema
     assert list(schema["properties"]) == ["reasoning", "score"]
@@ -185,7 +185,7 @@ def test_default_schema_puts_reasoning_before_a_boolean_score():
 
 def test_without_reasoning_the_schema_has_only_the_score():
     judge, model = judge_with({"score": False}, use_reasoning=False, feedback_key="concise")
-    result = judge.evaluate(outputs="x")
+    result = judge.invoke({"outputs": "x"})
     assert (result.score, result.comment) == (False, None)
     assert list(model.calls[0].schema["properties"]) == ["score"]
     assert judge.get_name() == "llm_as_concise_judge"
@@ -193,12 +193,12 @@ def test_without_reasoning_the_schema_has_only_the_score():
 
 def test_continuous_and_choices():
     judge, model = judge_with({"reasoning": "r", "score": 0.75}, continuous=True)
-    assert judge.evaluate(outputs="x").score == 0.75
+    assert judge.invoke({"outputs": "x"}).score == 0.75
     assert model.calls[0].schema["properties"]["score"]["type"] == "number"
     judge, model = judge_with(
         {"reasoning": "r", "score": 0.5}, continuous=True, choices=[0, 0.5, 1]
     )
-    assert judge.evaluate(outputs="x").score == 0.5
+    assert judge.invoke({"outputs": "x"}).score == 0.5
     assert model.calls[0].schema["properties"]["score"]["enum"] == [0, 0.5, 1]
 
 
@@ -217,7 +217,7 @@ def test_invalid_scores_get_one_repair_quoting_the_violation(options, bad, viola
         {"reasoning": "r", "score": 1.0 if options else True},
         **options,
     )
-    result = judge.evaluate(outputs="x")
+    result = judge.invoke({"outputs": "x"})
     assert result.metadata["repairs"] == 1
     assert violation in model.calls[1].messages[-1].content
 
@@ -240,7 +240,7 @@ def test_bad_replies_twice_are_failures_never_a_false_score(bad_reply):
     assert isinstance(raised.value.raw_reply, str)
 
     judge, _ = judge_with(bad_reply, bad_reply, on_error="record")
-    result = judge.evaluate(outputs="x")
+    result = judge.invoke({"outputs": "x"})
     assert (result.outcome, result.error_code, result.score) == (
         "failed",
         "judge_parse_failure",
@@ -256,7 +256,7 @@ def test_auto_falls_back_to_prompted_when_the_provider_rejects_the_schema_and_re
     judge, model = judge_with(
         ScriptedProviderError.bad_request("unsupported schema"), chatty, chatty
     )
-    first = judge.evaluate(outputs="x")
+    first = judge.invoke({"outputs": "x"})
     assert (first.score, first.comment, first.metadata["structured_output"]) == (
         True,
         "has {braces}",
@@ -266,7 +266,7 @@ def test_auto_falls_back_to_prompted_when_the_provider_rejects_the_schema_and_re
     assert (
         '"required": [\n    "reasoning",\n    "score"\n  ]' in model.calls[1].messages[-1].content
     )
-    judge.evaluate(outputs="y")
+    judge.invoke({"outputs": "y"})
     assert [c.kind for c in model.calls] == ["structured", "chat", "chat"]
 
 
@@ -281,7 +281,7 @@ def test_auto_falls_back_to_prompted_when_the_provider_rejects_the_schema_and_re
 )
 def test_auto_never_falls_back_on_rate_limits_timeouts_or_outages(error):
     judge, model = judge_with(error, VERDICT, on_error="record")
-    result = judge.evaluate(outputs="x")
+    result = judge.invoke({"outputs": "x"})
     assert result.outcome == "failed"
     assert result.error_code in ("rate_limited", "timeout", "provider_error")
     assert len(model.calls) == 1
@@ -299,14 +299,14 @@ def test_prompted_mode_never_asks_for_native_output():
     judge, model = judge_with(
         '{"reasoning": "r", "score": false}', structured_output_mode="prompted"
     )
-    result = judge.evaluate(outputs="x")
+    result = judge.invoke({"outputs": "x"})
     assert (result.score, result.metadata["structured_output"]) == (False, "prompted")
     assert model.calls[0].kind == "chat"
 
 
 def test_result_metadata():
     judge, _ = judge_with(VERDICT)
-    metadata = judge.evaluate(outputs="x").metadata
+    metadata = judge.invoke({"outputs": "x"}).metadata
     assert metadata["judge_model"] == "scripted"
     assert metadata["structured_output"] == "provider_default"
     assert metadata["repairs"] == 0
@@ -426,14 +426,14 @@ def test_structured_prompt_schema_is_used():
 )
 def test_wrapped_models_keep_native_structured_output(wrap):
     model = ScriptedChatModel([VERDICT])
-    result = LLMJudge(prompt="{outputs}", model=wrap(model)).evaluate(outputs="x")
+    result = LLMJudge(prompt="{outputs}", model=wrap(model)).invoke({"outputs": "x"})
     assert result.score is True
     assert [c.kind for c in model.calls] == ["structured"]
 
 
 def test_bound_arguments_that_are_not_settings_fall_back_to_prompted():
     model = ScriptedChatModel(['{"reasoning": "r", "score": true}'])
-    result = LLMJudge(prompt="{outputs}", model=model.bind(stop=["END"])).evaluate(outputs="x")
+    result = LLMJudge(prompt="{outputs}", model=model.bind(stop=["END"])).invoke({"outputs": "x"})
     assert result.metadata["structured_output"] == "prompted"
     assert model.calls[0].kwargs.get("stop") == ["END"]
 
@@ -532,8 +532,8 @@ def test_a_fallback_is_remembered_only_when_the_prompted_call_succeeds():
         VERDICT,
         on_error="record",
     )
-    assert judge.evaluate(outputs="x").error_code == "judge_parse_failure"
-    assert judge.evaluate(outputs="y").score is True
+    assert judge.invoke({"outputs": "x"}).error_code == "judge_parse_failure"
+    assert judge.invoke({"outputs": "y"}).score is True
     assert [c.kind for c in model.calls] == ["structured", "chat", "chat", "structured"]
 
 
@@ -587,10 +587,10 @@ def test_a_catalog_prompt_names_the_key_unless_one_is_given():
 
     model = ScriptedChatModel([VERDICT, VERDICT, VERDICT])
     judge = LLMJudge(prompt=prompts.CONCISENESS_PROMPT, model=model)
-    assert judge.evaluate(inputs="q", outputs="a").key == "conciseness"
+    assert judge.invoke({"inputs": "q", "outputs": "a"}).key == "conciseness"
     assert judge.get_name() == "llm_as_conciseness_judge"
     chosen = LLMJudge(prompt=prompts.RAG_HELPFULNESS_PROMPT, model=model, feedback_key="help")
-    assert chosen.evaluate(inputs="q", outputs="a").key == "help"
+    assert chosen.invoke({"inputs": "q", "outputs": "a"}).key == "help"
     assert LLMJudge(prompt="Is {outputs} right?", model=model).feedback_key == "score"
     # OpenEvals' factory keeps OpenEvals' key.
     compat = create_llm_as_judge(prompt=prompts.CONCISENESS_PROMPT, judge=model)

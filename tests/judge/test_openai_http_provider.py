@@ -943,11 +943,19 @@ def test_live_openai_judge():
         model=model,
     )
 
-    right = judge.evaluate(
-        inputs="What is the capital of France?", outputs="Paris", reference_outputs="Paris"
+    right = judge.invoke(
+        {
+            "inputs": "What is the capital of France?",
+            "outputs": "Paris",
+            "reference_outputs": "Paris",
+        }
     )
-    wrong = judge.evaluate(
-        inputs="What is the capital of France?", outputs="Berlin", reference_outputs="Paris"
+    wrong = judge.invoke(
+        {
+            "inputs": "What is the capital of France?",
+            "outputs": "Berlin",
+            "reference_outputs": "Paris",
+        }
     )
 
     assert right.score is True

@@ -53,13 +53,13 @@ def first_shown():
 
 def test_a_consistent_judge_picks_the_right_output_in_either_order():
     judge = PairwiseLLMJudge(model=prefers("Paris"))
-    first = judge.evaluate(inputs="Capital of France?", outputs=["Paris", "Lyon"])
+    first = judge.invoke({"inputs": "Capital of France?", "outputs": ["Paris", "Lyon"]})
     assert (first.score, first.metadata["preferred"], first.metadata["scores"]) == (
         1.0,
         "A",
         [1.0, 0.0],
     )
-    second = judge.evaluate(inputs="Capital of France?", outputs=["Lyon", "Paris"])
+    second = judge.invoke({"inputs": "Capital of France?", "outputs": ["Lyon", "Paris"]})
     assert (second.score, second.metadata["preferred"], second.metadata["scores"]) == (
         0.0,
         "B",
@@ -73,13 +73,13 @@ def test_a_consistent_judge_picks_the_right_output_in_either_order():
 
 def test_the_second_ask_really_shows_the_outputs_swapped():
     model = prefers("Paris")
-    PairwiseLLMJudge(model=model).evaluate(inputs="Capital?", outputs=["Paris", "Lyon"])
+    PairwiseLLMJudge(model=model).invoke({"inputs": "Capital?", "outputs": ["Paris", "Lyon"]})
     assert [shown(call) for call in model.calls] == [("Paris", "Lyon"), ("Lyon", "Paris")]
 
 
 def test_a_tie_in_both_orders_scores_a_half_each():
-    result = PairwiseLLMJudge(model=prefers("Paris")).evaluate(
-        inputs="Capital?", outputs=["Paris.", "Paris!"]
+    result = PairwiseLLMJudge(model=prefers("Paris")).invoke(
+        {"inputs": "Capital?", "outputs": ["Paris.", "Paris!"]}
     )
     assert (result.score, result.metadata["preferred"], result.metadata["scores"]) == (
         0.5,
@@ -89,8 +89,8 @@ def test_a_tie_in_both_orders_scores_a_half_each():
 
 
 def test_both_reasonings_are_in_the_comment_and_metadata():
-    result = PairwiseLLMJudge(model=prefers("Paris")).evaluate(
-        inputs="Capital?", outputs=["Lyon", "Paris"]
+    result = PairwiseLLMJudge(model=prefers("Paris")).invoke(
+        {"inputs": "Capital?", "outputs": ["Lyon", "Paris"]}
     )
     assert "Answer B says Paris." in result.comment
     assert "Answer A says Paris." in result.comment
@@ -104,8 +104,8 @@ def test_both_reasonings_are_in_the_comment_and_metadata():
 
 
 def test_a_position_flipping_judge_is_inconclusive_naming_both_answers():
-    result = PairwiseLLMJudge(model=first_shown()).evaluate(
-        inputs="Capital?", outputs=["Paris", "Lyon"]
+    result = PairwiseLLMJudge(model=first_shown()).invoke(
+        {"inputs": "Capital?", "outputs": ["Paris", "Lyon"]}
     )
     assert result.outcome == "inconclusive"
     assert result.score is None
@@ -120,7 +120,7 @@ def test_a_preference_in_one_order_and_a_tie_in_the_other_is_inconclusive():
     model = ScriptedChatModel(
         [{"reasoning": "A.", "preferred": "A"}, {"reasoning": "Same.", "preferred": "tie"}]
     )
-    result = PairwiseLLMJudge(model=model).evaluate(inputs="q", outputs=["x", "y"])
+    result = PairwiseLLMJudge(model=model).invoke({"inputs": "q", "outputs": ["x", "y"]})
     assert result.outcome == "inconclusive"
     assert "A (outputs[0])" in result.reason
     assert "a tie" in result.reason
@@ -146,7 +146,7 @@ def test_the_async_path_asks_both_orders_at_once():
 
 def test_the_async_path_marks_a_position_flipping_judge_inconclusive_too():
     result = asyncio.run(
-        PairwiseLLMJudge(model=first_shown()).aevaluate(inputs="q", outputs=["Paris", "Lyon"])
+        PairwiseLLMJudge(model=first_shown()).ainvoke({"inputs": "q", "outputs": ["Paris", "Lyon"]})
     )
     assert result.outcome == "inconclusive"
 
@@ -156,8 +156,8 @@ def test_the_async_path_marks_a_position_flipping_judge_inconclusive_too():
 
 def test_a_failing_model_gives_a_failed_result_not_a_score():
     model = ScriptedChatModel([ScriptedProviderError.server_error()])
-    result = PairwiseLLMJudge(model=model, on_error="record").evaluate(
-        inputs="q", outputs=["x", "y"]
+    result = PairwiseLLMJudge(model=model, on_error="record").invoke(
+        {"inputs": "q", "outputs": ["x", "y"]}
     )
     assert result.outcome == "failed"
     assert result.score is None
@@ -167,7 +167,7 @@ def test_a_failing_model_gives_a_failed_result_not_a_score():
 def test_a_failing_model_raises_by_default():
     model = ScriptedChatModel([ScriptedProviderError.server_error()])
     with pytest.raises(EvaluationFailure):
-        PairwiseLLMJudge(model=model).evaluate(inputs="q", outputs=["x", "y"])
+        PairwiseLLMJudge(model=model).invoke({"inputs": "q", "outputs": ["x", "y"]})
 
 
 def test_a_failing_model_on_the_async_path_gives_a_failed_result():
@@ -175,7 +175,7 @@ def test_a_failing_model_on_the_async_path_gives_a_failed_result():
         [ScriptedProviderError.server_error(), {"reasoning": "A.", "preferred": "A"}]
     )
     judge = PairwiseLLMJudge(model=model, on_error="record")
-    result = asyncio.run(judge.aevaluate(inputs="q", outputs=["x", "y"]))
+    result = asyncio.run(judge.ainvoke({"inputs": "q", "outputs": ["x", "y"]}))
     assert result.outcome == "failed"
     assert result.error_code == "provider_error"
 
@@ -188,14 +188,14 @@ def test_an_invalid_preference_is_repaired_once_then_fails_as_a_parse_failure():
             {"reasoning": "B is right.", "preferred": "B"},
         ]
     )
-    repaired = PairwiseLLMJudge(model=model).evaluate(inputs="q", outputs=["x", "y"])
+    repaired = PairwiseLLMJudge(model=model).invoke({"inputs": "q", "outputs": ["x", "y"]})
     assert repaired.score == 1.0
     assert repaired.metadata["repairs"] == 1
     assert "'both' is not one of" in model.calls[1].messages[-1].text
 
     broken = ScriptedChatModel(responder=lambda messages: {"reasoning": "?", "preferred": "C"})
-    failed = PairwiseLLMJudge(model=broken, on_error="record").evaluate(
-        inputs="q", outputs=["x", "y"]
+    failed = PairwiseLLMJudge(model=broken, on_error="record").invoke(
+        {"inputs": "q", "outputs": ["x", "y"]}
     )
     assert failed.outcome == "failed"
     assert failed.error_code == "judge_parse_failure"
@@ -209,7 +209,7 @@ def test_prompted_mode_reads_the_preference_from_the_reply_text():
         ]
     )
     judge = PairwiseLLMJudge(model=model, structured_output_mode="prompted")
-    result = judge.evaluate(inputs="q", outputs=["x", "y"])
+    result = judge.invoke({"inputs": "q", "outputs": ["x", "y"]})
     assert result.score == 1.0
     assert result.metadata["structured_output"] == "prompted"
     assert '"preferred"' in model.calls[0].messages[-1].text
@@ -221,14 +221,14 @@ def test_prompted_mode_reads_the_preference_from_the_reply_text():
 @pytest.mark.parametrize("outputs", ["one", ["one"], ["a", "b", "c"], None])
 def test_anything_but_two_outputs_is_refused(outputs):
     with pytest.raises(EvaluatorInputError, match="compares two outputs"):
-        PairwiseLLMJudge(model=prefers("x")).evaluate(inputs="q", outputs=outputs)
+        PairwiseLLMJudge(model=prefers("x")).invoke({"inputs": "q", "outputs": outputs})
 
 
 def test_the_default_prompt_shows_the_reference_only_when_given():
     model = prefers("Paris")
     judge = PairwiseLLMJudge(model=model)
-    judge.evaluate(inputs="Capital?", outputs=["Paris", "Lyon"], reference_outputs="Paris")
-    judge.evaluate(inputs="Capital?", outputs=["Paris", "Lyon"])
+    judge.invoke({"inputs": "Capital?", "outputs": ["Paris", "Lyon"], "reference_outputs": "Paris"})
+    judge.invoke({"inputs": "Capital?", "outputs": ["Paris", "Lyon"]})
     with_reference, _, without, _ = ["\n".join(m.text for m in c.messages) for c in model.calls]
     assert "<reference>\nParis\n</reference>" in with_reference
     assert "<reference>" not in without
@@ -243,7 +243,9 @@ def test_a_custom_prompt_takes_the_same_placeholders():
         system="Be fair.",
         feedback_key="better_answer",
     )
-    result = judge.evaluate(inputs="q", outputs=["x", "y"], reference_outputs="r", tone="calm")
+    result = judge.invoke(
+        {"inputs": "q", "outputs": ["x", "y"], "reference_outputs": "r", "tone": "calm"}
+    )
     assert result.key == "better_answer"
     assert [m.text for m in model.calls[0].messages[:2]] == [
         "Be fair.",
@@ -261,7 +263,9 @@ def test_judge_defaults_reach_the_pairwise_judge():
     model = prefers("Paris")
     judge = PairwiseLLMJudge(model=model)
     with judge_defaults(cache=InMemoryCache()):
-        scores = [judge.evaluate(inputs="q", outputs=["Paris", "Lyon"]).score for _ in range(3)]
+        scores = [
+            judge.invoke({"inputs": "q", "outputs": ["Paris", "Lyon"]}).score for _ in range(3)
+        ]
     assert scores == [1.0, 1.0, 1.0]
     assert len(model.calls) == 2
 

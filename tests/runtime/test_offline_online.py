@@ -229,8 +229,8 @@ def test_levenshtein_with_a_threshold_and_a_reference_from_to_request() -> None:
     assert (exact_record.passed, exact_record.result.score) == (True, 1.0)
     assert far_record.passed is False
     # The score LevenshteinDistance gives offline for the same pair.
-    offline = LevenshteinDistance().evaluate(
-        outputs="You asked: bye", reference_outputs=REFERENCES["bye"]
+    offline = LevenshteinDistance().invoke(
+        {"outputs": "You asked: bye", "reference_outputs": REFERENCES["bye"]}
     )
     assert without(far_record.result, "passed") == offline
     assert isinstance(offline.score, float)

@@ -105,8 +105,8 @@ async def test_levenshtein_async_and_missing_reference():
 
 def test_cosine_similarity_embeds_both_texts_in_one_call():
     embeddings = TableEmbeddings({"cat": [1.0, 0.0], "kitten": [1.0, 1.0]})
-    result = EmbeddingSimilarity(embeddings=embeddings).evaluate(
-        outputs="cat", reference_outputs="kitten"
+    result = EmbeddingSimilarity(embeddings=embeddings).invoke(
+        {"outputs": "cat", "reference_outputs": "kitten"}
     )
     assert result.key == "embedding_similarity"
     assert result.score == pytest.approx(2**-0.5)
@@ -121,8 +121,8 @@ def test_dot_product():
 
 async def test_async_uses_aembed_documents():
     embeddings = TableEmbeddings({"a": [1.0, 0.0], "b": [0.0, 1.0]})
-    result = await EmbeddingSimilarity(embeddings=embeddings).aevaluate(
-        outputs="a", reference_outputs="b"
+    result = await EmbeddingSimilarity(embeddings=embeddings).ainvoke(
+        {"outputs": "a", "reference_outputs": "b"}
     )
     assert result.score == 0.0
     assert embeddings.document_calls == [["async", "a", "b"]]
@@ -130,7 +130,9 @@ async def test_async_uses_aembed_documents():
 
 def test_a_zero_vector_scores_zero_and_says_why():
     embeddings = TableEmbeddings({"": [0.0, 0.0], "b": [0.0, 1.0]})
-    result = EmbeddingSimilarity(embeddings=embeddings).evaluate(outputs="", reference_outputs="b")
+    result = EmbeddingSimilarity(embeddings=embeddings).invoke(
+        {"outputs": "", "reference_outputs": "b"}
+    )
     assert result.score == 0.0
     assert "outputs is a zero vector" in result.comment
     assert result.metadata == {"zero_vector": ["outputs"]}
@@ -148,8 +150,8 @@ def test_non_string_values_are_embedded_as_canonical_json():
 
 def test_mismatched_vectors_are_a_provider_failure():
     embeddings = TableEmbeddings({"a": [1.0, 0.0], "b": [1.0]})
-    result = EmbeddingSimilarity(embeddings=embeddings, on_error="record").evaluate(
-        outputs="a", reference_outputs="b"
+    result = EmbeddingSimilarity(embeddings=embeddings, on_error="record").invoke(
+        {"outputs": "a", "reference_outputs": "b"}
     )
     assert (result.outcome, result.error_code) == ("failed", "provider_error")
 

@@ -58,7 +58,7 @@ def test_prompt_follows_the_reference_per_call():
 
 def test_result_key_name_and_score():
     judge = TrajectoryLLMJudge(model=ScriptedChatModel([REPLY]))
-    result = judge.evaluate(outputs=TRAJECTORY)
+    result = judge.invoke({"outputs": TRAJECTORY})
     assert (result.key, result.score, result.comment) == (
         "trajectory_accuracy",
         True,

@@ -29,8 +29,8 @@ def ai(*calls):
 
 
 def score(mode, outputs, reference, **options):
-    return TrajectoryMatch(mode=mode, **options).evaluate(
-        outputs=outputs, reference_outputs=reference
+    return TrajectoryMatch(mode=mode, **options).invoke(
+        {"outputs": outputs, "reference_outputs": reference}
     )
 
 
@@ -257,7 +257,7 @@ def test_a_failing_matcher_names_its_tool():
         )
     recorded = TrajectoryMatch(
         tool_args_match_overrides={"search": needs_query}, on_error="record"
-    ).evaluate(outputs=outputs, reference_outputs=outputs)
+    ).invoke({"outputs": outputs, "reference_outputs": outputs})
     assert (recorded.outcome, recorded.error_code) == ("failed", "evaluator_error")
 
 

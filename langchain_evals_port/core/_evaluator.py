@@ -458,19 +458,13 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         on_error: OnError = "raise",
         tracer: EvalTracer | None = None,
     ) -> FunctionEvaluator:
-        """An evaluator from a plain (sync or async) scoring function.
-
-        ``fn`` takes keyword parameters named after what it needs — ``inputs``, ``outputs``,
-        ``reference_outputs``, ``attachments``, any variable name, or ``request`` for the
-        whole ``EvalRequest`` — and returns a ``ScorerOutput``.
-
-        Example:
-            >>> def shorter(*, outputs, reference_outputs):
-            ...     return len(outputs) <= len(reference_outputs), "length check"
-            >>> ev = Evaluator.from_function("shorter", "is_shorter", shorter)
-            >>> ev(outputs="hi", reference_outputs="hello")["score"]
-            True
-        """
+        """Deprecated: ``evaluator(fn, run_name=..., feedback_key=...)``."""
+        warnings.warn(
+            "Evaluator.from_function is deprecated; use "
+            "evaluator(fn, run_name=..., feedback_key=...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         from ._function import FunctionEvaluator
 
         return FunctionEvaluator(

@@ -128,7 +128,15 @@ def _is_union(annotation: Any) -> bool:
 
 
 @overload
-def evaluator(fn: Callable[..., Any], /) -> FunctionEvaluator: ...
+def evaluator(
+    fn: Callable[..., Any],
+    /,
+    *,
+    feedback_key: str | None = None,
+    run_name: str | None = None,
+    on_error: OnError = "raise",
+    tracer: EvalTracer | None = None,
+) -> FunctionEvaluator: ...
 
 
 @overload
@@ -150,7 +158,13 @@ def evaluator(
     on_error: OnError = "raise",
     tracer: EvalTracer | None = None,
 ) -> FunctionEvaluator | Callable[[Callable[..., Any]], FunctionEvaluator]:
-    """Decorator form of ``Evaluator.from_function``; names default to the function's.
+    """An evaluator from a plain (sync or async) scoring function: the one way to make one,
+    as a decorator (``@evaluator``, ``@evaluator(feedback_key=...)``) or a call
+    (``evaluator(fn, feedback_key=...)``). Names default to the function's.
+
+    ``fn`` takes keyword parameters named after what it needs — ``inputs``, ``outputs``,
+    ``reference_outputs``, ``attachments``, any variable name, or ``request`` for the whole
+    ``EvalRequest`` — and returns a ``ScorerOutput``.
 
     Example:
         >>> @evaluator(feedback_key="mentions_paris")
@@ -161,9 +175,13 @@ def evaluator(
     """
 
     def wrap(function: Callable[..., Any]) -> FunctionEvaluator:
-        key = function.__name__ if feedback_key is None else feedback_key
-        return Evaluator.from_function(
-            run_name or function.__name__, key, function, on_error=on_error, tracer=tracer
+        name = getattr(function, "__name__", "evaluator")
+        return FunctionEvaluator(
+            name=run_name or name,
+            feedback_key=name if feedback_key is None else feedback_key,
+            fn=function,
+            on_error=on_error,
+            tracer=tracer,
         )
 
     return wrap(fn) if fn is not None else wrap

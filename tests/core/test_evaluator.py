@@ -103,7 +103,7 @@ def test_input_errors_raise_even_when_recording_failures():
     ],
 )
 def test_function_return_shapes(returned, score, comment, metadata):
-    ev = Evaluator.from_function("my_run", "my_key", lambda *, outputs: returned)
+    ev = evaluator(lambda *, outputs: returned, run_name="my_run", feedback_key="my_key")
     result = ev.invoke({"outputs": "x"})
     assert (result.key, result.score, result.comment, result.metadata) == (
         "my_key",
@@ -115,14 +115,14 @@ def test_function_return_shapes(returned, score, comment, metadata):
 
 
 def test_a_dict_of_keys_gives_several_results():
-    ev = Evaluator.from_function(
-        "multi",
-        "unused",
+    ev = evaluator(
         lambda *, outputs: {
             "length": len(outputs),
             "polite": (True, "said please"),
             "tags": [1, 0],
         },
+        run_name="multi",
+        feedback_key="unused",
     )
     results = ev.invoke({"outputs": "please"})
     assert [(r.key, r.score) for r in results] == [
@@ -140,7 +140,9 @@ def test_a_dict_of_keys_gives_several_results():
 
 
 def test_unscored_is_inconclusive_not_a_low_score():
-    ev = Evaluator.from_function("r", "k", lambda *, outputs: Score.unscored("empty answer"))
+    ev = evaluator(
+        lambda *, outputs: Score.unscored("empty answer"), run_name="r", feedback_key="k"
+    )
     result = ev.invoke({"outputs": ""})
     assert result.outcome == "inconclusive"
     assert result.score is None
@@ -156,7 +158,7 @@ def test_unscored_is_inconclusive_not_a_low_score():
     ],
 )
 def test_bad_return_values_raise_type_errors(returned, message):
-    ev = Evaluator.from_function("r", "k", lambda *, outputs: returned)
+    ev = evaluator(lambda *, outputs: returned, run_name="r", feedback_key="k")
     with pytest.raises(TypeError, match=message):
         ev.invoke({"outputs": "x"})
 
@@ -168,7 +170,7 @@ def test_functions_receive_only_what_they_ask_for():
         seen.update(inputs=inputs, context=context, request=request, tone=tone)
         return True
 
-    ev = Evaluator.from_function("r", "k", fn)
+    ev = evaluator(fn, run_name="r", feedback_key="k")
     ev(inputs="q", outputs="a", context="docs")
     assert seen["inputs"] == "q"
     assert seen["context"] == "docs"
@@ -177,21 +179,21 @@ def test_functions_receive_only_what_they_ask_for():
 
 
 def test_var_keyword_functions_receive_fields_and_variables():
-    ev = Evaluator.from_function("r", "k", lambda **kw: (True, ",".join(sorted(kw))))
+    ev = evaluator(lambda **kw: (True, ",".join(sorted(kw))), run_name="r", feedback_key="k")
     assert (
         ev(outputs="a", plan="p")["comment"] == "attachments,inputs,outputs,plan,reference_outputs"
     )
 
 
 def test_a_missing_variable_names_the_variable_and_the_evaluator():
-    ev = Evaluator.from_function("rag_check", "k", lambda *, outputs, context: True)
+    ev = evaluator(lambda *, outputs, context: True, run_name="rag_check", feedback_key="k")
     with pytest.raises(EvaluatorInputError, match="'rag_check' needs variable 'context'"):
         ev(outputs="a")
 
 
 def test_positional_only_functions_are_rejected_at_construction():
     with pytest.raises(TypeError, match="keyword parameters"):
-        Evaluator.from_function("r", "k", lambda outputs, /: True)
+        evaluator(lambda outputs, /: True, run_name="r", feedback_key="k")
 
 
 def test_decorator_with_and_without_arguments():
@@ -243,7 +245,7 @@ async def test_async_callable_objects_and_wrapped_async_functions():
         return outputs == "ok"
 
     for fn in (Judge(), decorate(check)):
-        ev = Evaluator.from_function("r", "k", fn)
+        ev = evaluator(fn, run_name="r", feedback_key="k")
         assert (await ev.ainvoke({"outputs": "ok"})).score is True
         assert (await ev.abatch([{"outputs": "ok"}, {"outputs": "no"}]))[1].score is False
 
@@ -252,7 +254,7 @@ def test_wrapped_async_functions_work_synchronously():
     async def check(*, outputs, **_):
         return outputs == "ok"
 
-    ev = Evaluator.from_function("r", "k", lambda **kwargs: check(**kwargs))
+    ev = evaluator(lambda **kwargs: check(**kwargs), run_name="r", feedback_key="k")
     assert ev(outputs="ok")["score"] is True
 
 
@@ -262,7 +264,9 @@ def test_numbers_of_any_real_type_are_scores():
 
     for value in (Decimal("0.25"), Fraction(1, 4)):
         assert (
-            Evaluator.from_function("r", "k", lambda *, outputs, v=value: v)(outputs="x")["score"]
+            evaluator(lambda *, outputs, v=value: v, run_name="r", feedback_key="k")(outputs="x")[
+                "score"
+            ]
             == 0.25
         )
 
@@ -273,7 +277,7 @@ def test_nested_runnables_see_the_config_without_callbacks():
 
     seen = []
     inner = RunnableLambda(lambda x: seen.append(ensure_config().get("configurable")) or x)
-    ev = Evaluator.from_function("r", "k", lambda *, outputs: inner.invoke(outputs) == "x")
+    ev = evaluator(lambda *, outputs: inner.invoke(outputs) == "x", run_name="r", feedback_key="k")
     ev.invoke({"outputs": "x"}, config={"configurable": {"judge": 42}})
     assert seen == [{"judge": 42}]
 
@@ -319,7 +323,7 @@ def _raising(error):
     ],
 )
 def test_record_turns_failures_into_failed_results_with_a_code(error, code):
-    ev = Evaluator.from_function("r", "k", _raising(error), on_error="record")
+    ev = evaluator(_raising(error), run_name="r", feedback_key="k", on_error="record")
     result = ev.invoke({"outputs": "x"})
     assert result.outcome == "failed"
     assert result.error_code == code
@@ -333,7 +337,7 @@ def test_record_turns_failures_into_failed_results_with_a_code(error, code):
 def test_sys_exit_in_scoring_code_fails_the_evaluation_and_a_keyboard_interrupt_interrupts(
     on_error,
 ):
-    ev = Evaluator.from_function("r", "k", _raising(SystemExit(3)), on_error=on_error)
+    ev = evaluator(_raising(SystemExit(3)), run_name="r", feedback_key="k", on_error=on_error)
     message = r"SystemExit raised inside the evaluation \(sys.exit\(3\)\)"
     if on_error == "record":
         result = ev.invoke({"outputs": "x"})
@@ -344,15 +348,15 @@ def test_sys_exit_in_scoring_code_fails_the_evaluation_and_a_keyboard_interrupt_
             ev.invoke({"outputs": "x"})
         assert isinstance(raised.value.__cause__, SystemExit)
     # Ctrl-C is the caller's: never recorded as a result.
-    interrupted = Evaluator.from_function(
-        "r", "k", _raising(KeyboardInterrupt()), on_error=on_error
+    interrupted = evaluator(
+        _raising(KeyboardInterrupt()), run_name="r", feedback_key="k", on_error=on_error
     )
     with pytest.raises(KeyboardInterrupt):
         interrupted.invoke({"outputs": "x"})
 
 
 def test_raise_is_the_default_and_raises_a_typed_failure_with_the_cause():
-    ev = Evaluator.from_function("r", "k", _raising(TimeoutError("late")))
+    ev = evaluator(_raising(TimeoutError("late")), run_name="r", feedback_key="k")
     with pytest.raises(
         EvaluationFailure, match="evaluator 'r' failed: TimeoutError: late"
     ) as raised:
@@ -364,7 +368,7 @@ def test_raise_is_the_default_and_raises_a_typed_failure_with_the_cause():
 def test_our_own_failures_are_raised_unwrapped():
     failure = EvaluationFailure("sandbox crashed", code="sandbox_error")
     with pytest.raises(EvaluationFailure) as raised:
-        Evaluator.from_function("r", "k", _raising(failure))(outputs="x")
+        evaluator(_raising(failure), run_name="r", feedback_key="k")(outputs="x")
     assert raised.value is failure
 
 
@@ -374,7 +378,7 @@ def test_our_own_failures_are_raised_unwrapped():
     ids=["none", "str", "empty-dict", "empty-list", "empty-key"],
 )
 def test_usage_errors_are_raised_even_when_recording(returned):
-    ev = Evaluator.from_function("r", "k", lambda *, outputs: returned, on_error="record")
+    ev = evaluator(lambda *, outputs: returned, run_name="r", feedback_key="k", on_error="record")
     with pytest.raises(EvaluatorUsageError):
         ev(outputs="x")
 
@@ -383,7 +387,7 @@ async def test_record_works_on_the_async_path():
     async def fn(*, outputs):
         raise EvaluationFailure("no JSON in reply", code="judge_parse_failure")
 
-    ev = Evaluator.from_function("r", "k", fn, on_error="record")
+    ev = evaluator(fn, run_name="r", feedback_key="k", on_error="record")
     result = await ev.ainvoke({"outputs": "x"})
     assert (result.outcome, result.error_code) == ("failed", "judge_parse_failure")
 
@@ -393,8 +397,12 @@ async def test_record_works_on_the_async_path():
 
 def test_tracer_sees_start_result_and_error():
     tracer = RecordingTracer()
-    ev = Evaluator.from_function(
-        "r", "k", _raising(TimeoutError("x")), on_error="record", tracer=tracer
+    ev = evaluator(
+        _raising(TimeoutError("x")),
+        run_name="r",
+        feedback_key="k",
+        on_error="record",
+        tracer=tracer,
     )
     ev.invoke({"outputs": "x"})
     assert [e.kind for e in tracer.events] == ["start", "error", "result"]
@@ -479,8 +487,10 @@ def test_raw_threads_need_copy_context():
 
 def test_custom_and_builtin_evaluators_emit_the_same_events():
     tracer = RecordingTracer()
-    custom = Evaluator.from_function(
-        "custom", "custom", lambda *, outputs, reference_outputs: outputs == reference_outputs
+    custom = evaluator(
+        lambda *, outputs, reference_outputs: outputs == reference_outputs,
+        run_name="custom",
+        feedback_key="custom",
     )
     with eval_scope(tracer):
         custom(outputs=1, reference_outputs=1)
@@ -584,7 +594,7 @@ def test_with_retry_retries_failures():
             raise EvaluationFailure("judge hiccup", code="provider_error")
         return True
 
-    ev = Evaluator.from_function("flaky", "k", flaky).with_retry(
+    ev = evaluator(flaky, run_name="flaky", feedback_key="k").with_retry(
         retry_if_exception_type=(EvaluationFailure,),
         stop_after_attempt=3,
         wait_exponential_jitter=False,
@@ -624,7 +634,7 @@ def test_numpy_bools_and_numbers_are_read_as_bools_and_numbers():
         ({"score": numpy.int32(2)}, 2.0),
     ]
     for returned, score in cases:
-        result = Evaluator.from_function("r", "k", lambda *, outputs, v=returned: v).invoke(
+        result = evaluator(lambda *, outputs, v=returned: v, run_name="r", feedback_key="k").invoke(
             {"outputs": "x"}
         )
         assert result.score == score
@@ -689,3 +699,11 @@ def test_the_top_level_has_the_main_verbs_and_helpers_moved_to_their_packages_wa
     with pytest.warns(DeprecationWarning, match=r"import it from langchain_evals_port\.core$"):
         moved = package.canonical_equal
     assert moved is core.canonical_equal
+
+
+def test_from_function_is_deprecated_for_evaluator() -> None:
+    with pytest.warns(DeprecationWarning, match=r"use evaluator\(fn, run_name=\.\.\."):
+        made = Evaluator.from_function("judge", "quality", lambda *, outputs: True)
+    assert (made.get_name(), made.feedback_key) == ("judge", "quality")
+    called = evaluator(lambda *, outputs: True, run_name="judge", feedback_key="quality")
+    assert (called.get_name(), called.feedback_key) == ("judge", "quality")

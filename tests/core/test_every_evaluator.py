@@ -38,7 +38,7 @@ from langchain_evals_port.code import (
     PythonCompileCheck,
     RuffCheck,
 )
-from langchain_evals_port.core import FunctionEvaluator
+from langchain_evals_port.core import FunctionEvaluator, evaluator
 from langchain_evals_port.core._fingerprint import configuration_fingerprint
 from langchain_evals_port.testing import HashingEmbeddings, ScriptedChatModel
 
@@ -53,7 +53,7 @@ BUILDERS: dict[type[Evaluator], Callable[..., Evaluator]] = {
     LevenshteinDistance: lambda **kw: LevenshteinDistance(**kw),
     EmbeddingSimilarity: lambda **kw: EmbeddingSimilarity(embeddings=HashingEmbeddings(), **kw),
     FunctionEvaluator: lambda **kw: (
-        Evaluator.from_function("f", "f", lambda: True)
+        evaluator(lambda: True, run_name="f", feedback_key="f")
         if not kw
         else FunctionEvaluator(name="f", feedback_key="f", fn=lambda: True, **kw)
     ),

@@ -11,7 +11,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableLambda
 from langchain_core.runnables.config import ensure_config
 
-from langchain_evals_port import Evaluator
+from langchain_evals_port.core import evaluator
 from langchain_evals_port.core._langchain_internals import (
     coro_with_context,
     set_config_context,
@@ -67,7 +67,7 @@ def test_a_runnable_inside_an_evaluator_is_traced_as_its_child_sync_and_async():
 
     for function in (score, ascore):
         runs = _Runs()
-        ev = Evaluator.from_function("outer", "k", function)
+        ev = evaluator(function, run_name="outer", feedback_key="k")
         if function is score:
             ev.invoke({"outputs": "x"}, {"callbacks": [runs]})
         else:

@@ -7,7 +7,7 @@ from langsmith import aevaluate, evaluate
 from langsmith.run_helpers import tracing_context
 from langsmith.schemas import Example
 
-from langchain_evals_port import Evaluator, ExactMatch, LevenshteinDistance, LLMJudge
+from langchain_evals_port import ExactMatch, LevenshteinDistance, LLMJudge, evaluator
 from langchain_evals_port.testing import ScriptedChatModel
 
 
@@ -25,8 +25,10 @@ def _target(inputs):
 
 def test_evaluators_are_accepted_as_is_by_langsmith_evaluate(langsmith_endpoint):
     exact = ExactMatch()
-    custom = Evaluator.from_function(
-        "answer_length", "answer_length", lambda *, outputs: (len(outputs["answer"]), "chars")
+    custom = evaluator(
+        lambda *, outputs: (len(outputs["answer"]), "chars"),
+        run_name="answer_length",
+        feedback_key="answer_length",
     )
     results = evaluate(
         _target,
@@ -60,7 +62,7 @@ def test_recorded_failures_reach_langsmith_as_metadata(langsmith_endpoint):
     def broken(*, outputs):
         raise TimeoutError("judge timed out")
 
-    ev = Evaluator.from_function("judge", "quality", broken, on_error="record")
+    ev = evaluator(broken, run_name="judge", feedback_key="quality", on_error="record")
     rows = list(evaluate(_target, data=_examples()[:1], evaluators=[ev], upload_results=False))
     (result,) = rows[0]["evaluation_results"]["results"]
     assert result.score is None

@@ -17,7 +17,7 @@ from typing import Any
 import langsmith
 import pytest
 
-from langchain_evals_port import Evaluator, ExactMatch
+from langchain_evals_port import ExactMatch, evaluator
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.experiments import (
     Dataset,
@@ -46,7 +46,7 @@ def shortness(*, outputs: str) -> float:
     return 1 / len(outputs)
 
 
-EVALUATORS = [ExactMatch(), Evaluator.from_function("shortness", "shortness", shortness)]
+EVALUATORS = [ExactMatch(), evaluator(shortness, run_name="shortness", feedback_key="shortness")]
 
 
 def experiment(dataset: Dataset, name: str, trials: int = 1) -> ExperimentResult:

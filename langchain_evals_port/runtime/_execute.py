@@ -19,7 +19,6 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks.manager import AsyncCallbackManager
@@ -206,21 +205,12 @@ class UnitExecutor:
         pass_threshold: float | None = None,
     ) -> EvaluationRecord:
         """The record of ``unit`` with ``results``."""
-        return EvaluationRecord(
-            evaluation_id=unit.evaluation_id,
-            evaluator_id=unit.evaluator_id,
+        return EvaluationRecord.of(
+            unit,
+            results,
             control_id=self._config().control_id(unit.evaluator_id),
-            trigger=unit.trigger,
-            trigger_attributes=unit.trigger_attributes,
-            interaction_id=unit.interaction_id,
-            agent_id=unit.agent_id,
-            roles=unit.roles,
-            flow_id=unit.flow_id,
-            results=results,
             pass_threshold=pass_threshold,
-            attempts=unit.attempts + 1,
             duration=duration,
-            enqueued_at=datetime.fromtimestamp(unit.enqueued_at, timezone.utc),
         )
 
     def context(self, unit: WorkUnit, config: EvaluationConfig | None = None) -> EvaluationContext:

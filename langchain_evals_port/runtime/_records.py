@@ -192,6 +192,28 @@ class EvaluationRecord(_Record):
     timestamp: datetime = Field(default_factory=utc_now)
     """When the outcome was recorded."""
 
+    @classmethod
+    def of(
+        cls,
+        unit: WorkUnit,
+        results: list[EvaluatorResult],
+        *,
+        control_id: str | None,
+        pass_threshold: float | None,
+        duration: float,
+    ) -> EvaluationRecord:
+        """The record of ``unit``'s attempt that gave ``results``: the unit's ids, trigger,
+        roles and flow with it, so the evaluation can be queued again as it was."""
+        return cls(
+            **unit.model_dump(include=_UNIT_IDENTITY),
+            control_id=control_id,
+            results=results,
+            pass_threshold=pass_threshold,
+            attempts=unit.attempts + 1,
+            duration=duration,
+            enqueued_at=datetime.fromtimestamp(unit.enqueued_at, timezone.utc),
+        )
+
     @property
     def outcome(self) -> Outcome:
         """``failed`` when any key failed, else ``inconclusive`` when any key reached no
@@ -245,6 +267,19 @@ class Subject(_Record):
     def interaction(cls, interaction_id: str, agent_id: str, flow_id: str | None = None) -> Subject:
         """The subject for one interaction of ``agent_id``."""
         return cls(interaction_id=interaction_id, agent_id=agent_id, flow_id=flow_id)
+
+
+_UNIT_IDENTITY = {
+    "evaluation_id",
+    "evaluator_id",
+    "interaction_id",
+    "agent_id",
+    "roles",
+    "flow_id",
+    "trigger",
+    "trigger_attributes",
+}
+"""What a unit and the record of its evaluation share."""
 
 
 class WorkUnit(_Record):

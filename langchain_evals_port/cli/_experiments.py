@@ -282,8 +282,6 @@ def _rescore(args: argparse.Namespace) -> int:
 
 def _summarize(store: Any, result: Any, args: argparse.Namespace) -> None:
     """The summary table (against the baseline) and, with ``--report``, the report files."""
-    from langchain_evals_port.experiments import print_summary, write_report
-
     name = args.baseline
     if name is None:
         previous = store.latest_before(result.name)
@@ -298,9 +296,9 @@ def _summarize(store: Any, result: Any, args: argparse.Namespace) -> None:
     )
     complete = ": already complete, nothing run" if result.ran == 0 and result.runs else ""
     print(f"Experiment {result.name}{complete}: {len(result.runs)} runs{compared}{judged}")
-    print_summary(result, baseline=baseline)
+    result.print(baseline=baseline)
     if args.report:
-        for path in write_report(result, Path(args.report), baseline=baseline):
+        for path in result.write(Path(args.report), baseline=baseline):
             print(f"wrote {path}")
 
 

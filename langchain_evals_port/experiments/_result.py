@@ -5,13 +5,19 @@ Statistics come from ``reporting.statistics``, the one place they are computed.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.reporting import KeyComparison, KeyStatistics, compare, summarize
 
 from ._case import Case
 from ._target import TargetRun
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["CaseResult", "ExperimentResult", "JudgeCacheUse"]
 
@@ -68,3 +74,25 @@ class ExperimentResult:
     def compare(self, baseline: ExperimentResult) -> dict[str, KeyComparison]:
         """Per feedback key, this experiment against ``baseline``, paired case by case."""
         return compare(baseline.statistics(), self.statistics())
+
+    def print(
+        self, *, baseline: ExperimentResult | None = None, console: Console | None = None
+    ) -> None:
+        """Print the figures of every feedback key (and the change against ``baseline``),
+        with why results did not pass under them, as ``langchain-evals run`` does."""
+        from ._report import print_summary
+
+        print_summary(self, baseline=baseline, console=console)
+
+    def write(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        baseline: ExperimentResult | None = None,
+        plotly: bool = True,
+    ) -> list[Path]:
+        """Write ``report.md``, ``report.json`` and ``report.html`` into ``directory`` (as
+        ``langchain-evals run --report DIR``); the paths written."""
+        from ._report import write_report
+
+        return write_report(self, directory, baseline=baseline, plotly=plotly)

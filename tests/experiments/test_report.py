@@ -20,7 +20,6 @@ from langchain_evals_port.experiments import (
     print_comparison,
     print_summary,
     run_experiment,
-    write_report,
 )
 from langchain_evals_port.testing import ScriptedChatModel
 
@@ -52,7 +51,7 @@ def experiment(app: Any, name: str, dataset: Dataset = ARITHMETIC, **options: An
 def written(result: ExperimentResult, directory: Path, **options: Any) -> dict[str, Any]:
     """The three files, the HTML page without Plotly (its charts as tables, no script) and
     with no white space between its tags."""
-    paths = write_report(result, directory, plotly=False, **options)
+    paths = result.write(directory, plotly=False, **options)
     assert [path.name for path in paths] == ["report.md", "report.json", "report.html"]
     return {
         "md": paths[0].read_text(encoding="utf-8"),
@@ -343,13 +342,13 @@ def test_the_summary_table_has_every_key_and_with_a_baseline_the_change() -> Non
     before = experiment(calculator, "before", CASES)
     worse = experiment(broken, "worse", CASES)
 
-    alone = printed(print_summary, worse)
+    alone = printed(worse.print)
     assert alone.splitlines()[0].strip() == "worse"
     assert row(alone, "exact_match") == "exact_match pass rate 0.333 [0.138, 0.609] 12 0 0"
     assert row(alone, "brevity") == "brevity mean 1.000 [1.000, 1.000] 12 0 0"
     assert "change" not in alone
 
-    against = printed(print_summary, worse, baseline=before)
+    against = printed(worse.print, baseline=before)
     assert against.splitlines()[0].strip() == "worse against before"
     assert row(against, "exact_match") == (
         "exact_match pass rate 0.333 [0.138, 0.609] 12 0 0 -0.667 [-0.980, -0.354] worse"

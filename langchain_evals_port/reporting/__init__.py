@@ -28,7 +28,7 @@ from ._statistics import (
     summarize,
     wilson_interval,
 )
-from ._summary import KeySummary, ReportEntry
+from ._summary import ReportEntry
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -38,7 +38,6 @@ __all__ = [
     "Interval",
     "KeyComparison",
     "KeyStatistics",
-    "KeySummary",
     "ReportEntry",
     "agreement",
     "compare",

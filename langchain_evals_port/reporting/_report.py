@@ -18,14 +18,12 @@ from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult
 from ._render import markdown_cell, one_line, write_text
 from ._statistics import KeyComparison, KeyStatistics, compare, summarize
 from ._summary import (
-    KeySummary,
     ReportEntry,
     baseline_means,
     baseline_statistics,
     describe,
     format_change,
     format_mean,
-    summary_of,
 )
 
 SCHEMA_VERSION = 1
@@ -52,8 +50,9 @@ class EvalReport:
         >>> with eval_scope(report):
         ...     _ = ExactMatch()(outputs="a", reference_outputs="a")
         ...     _ = ExactMatch()(outputs="a", reference_outputs="b")
-        >>> report.summaries()["exact_match"]
-        KeySummary(key='exact_match', mean=0.5, count=2, inconclusive=0, failed=0)
+        >>> figures = report.statistics()["exact_match"]
+        >>> print(figures, figures.verdicts, figures.inconclusive, figures.failed)
+        0.500 [0.095, 0.905] 2 0 0
     """
 
     def __init__(self) -> None:
@@ -107,9 +106,15 @@ class EvalReport:
         with self._lock:
             return list(self._entries)
 
-    def summaries(self) -> dict[str, KeySummary]:
-        """The table's figures of every feedback key, keys in sorted order."""
-        return {key: summary_of(figures) for key, figures in self.statistics().items()}
+    def summaries(self) -> dict[str, KeyStatistics]:
+        """Deprecated: ``statistics()``, the same figures."""
+        warnings.warn(
+            "EvalReport.summaries is deprecated; use statistics() (KeyStatistics: verdicts "
+            "for count)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.statistics()
 
     def statistics(self) -> dict[str, KeyStatistics]:
         """Every feedback key's mean with its 95 % interval (``summarize``), keys in order.
@@ -159,7 +164,7 @@ class EvalReport:
             >>> with eval_scope(report):
             ...     _ = ExactMatch()(outputs="a", reference_outputs="a")
             >>> copy = EvalReport.from_records(report.to_records())
-            >>> copy.summaries() == report.summaries()
+            >>> copy.statistics() == report.statistics()
             True
         """
         return [
@@ -204,10 +209,10 @@ class EvalReport:
             if entry.case is not None and result.score is not None and result.key not in uncased:
                 scores.setdefault(result.key, {}).setdefault(entry.case, []).append(result.score)
         keys: dict[str, Any] = {}
-        for key, summary in self.summaries().items():
+        for key, summary in self.statistics().items():
             keys[key] = {
                 "mean": summary.mean,
-                "count": summary.count,
+                "count": summary.verdicts,
                 "inconclusive": summary.inconclusive,
                 "failed": summary.failed,
             }
@@ -238,7 +243,7 @@ class EvalReport:
             baseline: A previous run's ``to_json()``.
         """
         statistics = self.statistics()
-        summaries = {key: summary_of(figures) for key, figures in statistics.items()}
+        summaries = statistics
         comparisons = self.compare(baseline)
         changes = _change_column(summaries, comparisons, baseline)
         lines = [
@@ -251,7 +256,7 @@ class EvalReport:
             interval = statistics[key].interval
             lines.append(
                 f"| {markdown_cell(key)} | {format_mean(summary.mean)} "
-                f"| {interval or '—'} | {summary.count} "
+                f"| {interval or '—'} | {summary.verdicts} "
                 f"| {changes[key]} | {summary.inconclusive} | {summary.failed} |"
             )
         if by_case := _case_changes(comparisons):
@@ -289,7 +294,7 @@ class EvalReport:
         from ._pages import standalone
 
         statistics = self.statistics()
-        summaries = {key: summary_of(figures) for key, figures in statistics.items()}
+        summaries = statistics
         comparisons = self.compare(baseline)
         trends = [
             trend_chart(
@@ -449,7 +454,7 @@ def _uncased_keys(entries: Iterable[ReportEntry]) -> set[str]:
 
 
 def _change_column(
-    summaries: Mapping[str, KeySummary],
+    summaries: Mapping[str, KeyStatistics],
     comparisons: Mapping[str, KeyComparison],
     baseline: Mapping[str, Any] | None,
 ) -> dict[str, str]:

@@ -22,37 +22,6 @@ class ReportEntry:
     case: str | None = None
 
 
-@dataclass(frozen=True)
-class KeySummary:
-    """The figures of one feedback key.
-
-    Args:
-        key: The feedback key.
-        mean: The mean of the verdicts' scores (booleans count as 0 and 1, so for pass/fail
-            keys it is the pass rate); ``None`` when the key has no verdict.
-        count: How many verdicts the mean is over.
-        inconclusive: How many results reached no verdict (not in the mean).
-        failed: How many results failed with an error (not in the mean).
-    """
-
-    key: str
-    mean: float | None
-    count: int
-    inconclusive: int
-    failed: int
-
-
-def summary_of(figures: KeyStatistics) -> KeySummary:
-    """The table row of a key's statistics."""
-    return KeySummary(
-        key=figures.key,
-        mean=figures.mean,
-        count=figures.verdicts,
-        inconclusive=figures.inconclusive,
-        failed=figures.failed,
-    )
-
-
 def baseline_means(report: Mapping[str, Any] | None) -> dict[str, float]:
     """The numeric means of a JSON report, skipping whatever is missing or malformed."""
     keys = report.get("keys") if report is not None else None

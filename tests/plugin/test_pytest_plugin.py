@@ -160,12 +160,12 @@ def test_eval_report_fixture_collects_across_tests(pytester: pytest.Pytester) ->
 
         def test_first(eval_report):
             ExactMatch()(outputs="a", reference_outputs="b")
-            assert eval_report.summaries()["exact_match"].mean == 0.0
+            assert eval_report.statistics()["exact_match"].mean == 0.0
 
         def test_second(eval_report):
             ExactMatch()(outputs="a", reference_outputs="a")
-            assert eval_report.summaries()["exact_match"].count == 2
-            assert eval_report.summaries()["exact_match"].mean == 0.5
+            assert eval_report.statistics()["exact_match"].verdicts == 2
+            assert eval_report.statistics()["exact_match"].mean == 0.5
         """
     )
     run(pytester).assert_outcomes(passed=2)

@@ -18,8 +18,23 @@ import pytest
 
 from langchain_evals_port import EvaluatorResult, ExactMatch
 from langchain_evals_port.core import eval_scope
-from langchain_evals_port.reporting import EvalReport, KeySummary
+from langchain_evals_port.reporting import EvalReport, KeyStatistics
 from langchain_evals_port.reporting._pages import plotly_path
+
+
+def figures(key: str, mean: float | None, verdicts: int, inconclusive: int, failed: int) -> tuple:
+    """The figures a report's table shows of a key."""
+    return (key, mean, verdicts, inconclusive, failed)
+
+
+def shown(statistics: KeyStatistics) -> tuple:
+    return (
+        statistics.key,
+        statistics.mean,
+        statistics.verdicts,
+        statistics.inconclusive,
+        statistics.failed,
+    )
 
 
 def without_interval(markdown: str) -> str:
@@ -52,14 +67,14 @@ def mixed_report() -> EvalReport:
 
 
 def test_means_count_verdicts_only_with_booleans_as_0_and_1() -> None:
-    summaries = mixed_report().summaries()
-    assert summaries["concise"] == KeySummary("concise", 2 / 3, 3, 1, 1)
-    assert summaries["correct"] == KeySummary("correct", 0.75, 2, 0, 0)
+    summaries = mixed_report().statistics()
+    assert shown(summaries["concise"]) == figures("concise", 2 / 3, 3, 1, 1)
+    assert shown(summaries["correct"]) == figures("correct", 0.75, 2, 0, 0)
 
 
 def test_a_key_without_verdicts_has_no_mean() -> None:
     report = report_of(EvaluatorResult.inconclusive("k", "nothing"))
-    assert report.summaries()["k"] == KeySummary("k", None, 0, 1, 0)
+    assert shown(report.statistics()["k"]) == figures("k", None, 0, 1, 0)
     assert report.to_json()["keys"]["k"]["mean"] is None
     assert "| k | — | 0 |  | 1 | 0 |" in without_interval(report.to_markdown())
 
@@ -70,7 +85,7 @@ def test_real_evaluators_report_through_the_scope() -> None:
         ExactMatch().invoke({"outputs": 1, "reference_outputs": 1})
         ExactMatch().invoke({"outputs": 1, "reference_outputs": 2})
     assert [entry.evaluator for entry in report.entries] == ["exact_match"] * 2
-    assert report.summaries()["exact_match"].mean == 0.5
+    assert report.statistics()["exact_match"].mean == 0.5
 
 
 def test_many_threads_reporting_at_once_lose_nothing() -> None:
@@ -87,7 +102,7 @@ def test_many_threads_reporting_at_once_lose_nothing() -> None:
         thread.start()
     for thread in threads:
         thread.join()
-    assert report.summaries()["k"] == KeySummary("k", 0.5, 8000, 0, 0)
+    assert shown(report.statistics()["k"]) == figures("k", 0.5, 8000, 0, 0)
 
 
 async def test_many_tasks_reporting_through_a_scope_lose_nothing() -> None:
@@ -101,7 +116,7 @@ async def test_many_tasks_reporting_through_a_scope_lose_nothing() -> None:
 
     with eval_scope(report):
         await asyncio.gather(*(work(n) for n in range(50)))
-    assert report.summaries()["exact_match"] == KeySummary("exact_match", 0.5, 1000, 0, 0)
+    assert shown(report.statistics()["exact_match"]) == figures("exact_match", 0.5, 1000, 0, 0)
 
 
 def test_markdown_table_with_change_against_a_baseline() -> None:
@@ -367,7 +382,7 @@ def test_merged_reports_combine_results_and_counts() -> None:
         verdict("k", False), EvaluatorResult.failed("k", "timeout", "slow"), evaluator="b"
     )
     merged = EvalReport.merged([first, second])
-    assert merged.summaries()["k"] == KeySummary("k", 0.5, 2, 1, 1)
+    assert shown(merged.statistics()["k"]) == figures("k", 0.5, 2, 1, 1)
     assert [entry.evaluator for entry in merged.entries] == ["a", "a", "b", "b"]
     assert len(first.entries) == 2
 
@@ -441,7 +456,7 @@ def test_a_key_with_a_result_outside_any_case_keeps_no_cases() -> None:
 
 def test_the_mean_weighs_every_case_the_same() -> None:
     report = cased({"a": [1.0, 1.0, 1.0], "b": [0.0]})
-    assert report.summaries()["k"] == KeySummary("k", 0.5, 4, 0, 0)
+    assert shown(report.statistics()["k"]) == figures("k", 0.5, 4, 0, 0)
     assert report.statistics()["k"].method == "clustered logit t"
 
 
@@ -541,3 +556,11 @@ def test_a_pinned_baseline_written_by_case_compares_on_the_next_write(tmp_path: 
     assert "| k | 0.680 | 5 | -0.140 [-0.208, -0.072] worse | 0 | 0 |" in without_interval(
         path.read_text()
     )
+
+
+def test_summaries_is_deprecated_for_statistics() -> None:
+    report = EvalReport()
+    with eval_scope(report):
+        ExactMatch()(outputs="a", reference_outputs="a")
+    with pytest.warns(DeprecationWarning, match=r"use statistics\(\)"):
+        assert report.summaries() == report.statistics()

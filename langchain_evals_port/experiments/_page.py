@@ -88,7 +88,7 @@ class ResultCell:
 
 
 @dataclass(frozen=True)
-class RunRow:
+class RunView:
     """One run of a case as a row shows it; an agent's outputs that are messages (a list,
     or a graph state's ``messages``) also as a ``transcript`` with a one-line summary."""
 
@@ -186,7 +186,7 @@ def comparison_context(baseline: ExperimentResult, candidate: ExperimentResult) 
     }
 
 
-def _row(run: CaseResult) -> RunRow:
+def _row(run: CaseResult) -> RunView:
     failure = run.run.interaction.failure
     error = None
     if run.run.failed:
@@ -195,7 +195,7 @@ def _row(run: CaseResult) -> RunRow:
     for result in run.results:
         results.setdefault(result.key, []).append(_cell(result))
     transcript = _transcript(run.run.outputs)
-    return RunRow(
+    return RunView(
         case_id=run.case.id,
         trial=run.trial,
         inputs=_text(run.case.inputs),
@@ -242,7 +242,7 @@ def _cell(result: EvaluatorResult) -> ResultCell:
     return ResultCell(label, result.outcome, result.passed, reasoning)
 
 
-def _has_problem(row: RunRow, show: str) -> bool:
+def _has_problem(row: RunView, show: str) -> bool:
     cells = [cell for cells in row.results.values() for cell in cells]
     if show == "problems":
         return row.error is not None or any(

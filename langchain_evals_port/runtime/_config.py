@@ -17,11 +17,13 @@ that is not reserved is an evaluator property — but a key within a typo of a r
 rule, on the key lower-cased with ``-`` read as ``_``) is an error too, rather than a property
 that leaves the evaluator unbound: name such a property otherwise.
 
-Hand-written checks, not pydantic models: most of the document is open mappings whose keys
-are properties, where a model can only say "extra input" without the closest key or where the
-key belongs instead; the fixed part is five small mappings whose values share their checks with
-the reserved keys of entries and bindings. Translating pydantic's errors into these messages
-would take more code than checking directly.
+Pydantic models check the document (``ConfigDocument`` down to ``EvaluatorEntry`` and
+``BindingEntry``, frozen): the fixed part forbids extra keys, entries and bindings allow them as
+properties after refusing typos and misplaced reserved keys, and each reserved key has a
+strict type. ``_configuration_error`` is the one place a pydantic ``ValidationError`` becomes
+a ``ConfigurationError``: the key path, what was expected, the closest valid key. The same
+models give the JSON Schema of the file (``EvaluationConfig.json_schema()``, printed by
+``langchain-evals config schema``) for editors.
 
 Choosing an agent's binding. For each evaluator entry the first match wins:
 
@@ -56,23 +58,41 @@ import copy
 import difflib
 import enum
 import importlib
-import math
 import sys
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Any, ClassVar, Final, Literal, get_args, get_origin
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    model_validator,
+)
+from pydantic.config import JsonDict
+from pydantic_core import PydanticCustomError
 
 from langchain_evals_port.core._documents import DocumentError, read_yaml
 from langchain_evals_port.core.errors import EvalsError
 
 __all__ = [
+    "AgentDefaults",
     "Binding",
+    "BindingEntry",
+    "ConfigDocument",
     "ConfigKeyError",
     "ConfigTypeError",
     "ConfigurationError",
+    "DefaultsSection",
     "EvaluationConfig",
+    "EvaluationSection",
     "EvaluatorConfig",
+    "EvaluatorDefaults",
+    "EvaluatorEntry",
 ]
 
 _RESERVED: Final = (
@@ -88,24 +108,11 @@ _RESERVED: Final = (
 )
 _KEBAB_TWINS: Final = {key.replace("_", "-"): key for key in _RESERVED if "_" in key}
 _BINDING_SETTINGS: Final = ("sampling_ratio", "trigger_on_failure", "trigger_on_interrupt")
-_BUILT_IN_AGENT_DEFAULTS: Final[Mapping[str, Any]] = {
-    "sampling_ratio": 1.0,
-    "trigger_on_failure": False,
-    "trigger_on_interrupt": False,
-}
 _BINDING_GROUPS: Final = ("agents", "agent_roles")
-_FIXED_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
-    "": ("evaluation",),
-    "evaluation": ("defaults", "evaluators"),
-    "evaluation.defaults": ("agent", "evaluator"),
-    "evaluation.defaults.evaluator": ("enabled",),
-    "evaluation.defaults.agent": _BINDING_SETTINGS,
-}
-"""The keys each section of the fixed part accepts, by key path ("" is the top level)."""
 _CLOSE_MATCH: Final = 0.75
 """The similarity from which a key counts as a typo of another (the core's rule for keywords)."""
-_TRIGGERS: Final = ("interaction",)
 _ANY_ROLE: Final = "*"
+_JSON_SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 
 
 class ConfigurationError(EvalsError, ValueError):
@@ -249,31 +256,268 @@ class Binding:
     """What the evaluator reads as ``ctx.config`` for this agent."""
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """One checked evaluator entry."""
+# --- the document's models -----------------------------------------------------------------
 
-    evaluator_id: str
-    enabled: bool
-    control_id: str | None
-    properties: Mapping[str, Any]  # the entry without agents and agent_roles
-    agents: Mapping[str, Mapping[str, Any]]
-    agent_roles: Mapping[str, Mapping[str, Any]]
 
-    @property
-    def key_path(self) -> str:
-        return f"evaluation.evaluators.{self.evaluator_id}"
+class _Expected:
+    """What a reserved key's value must be, as the error message says it (``{value}``: the
+    value found); kept in the key's type, read by ``_configuration_error``."""
 
-    def choose(self, agent_id: str, roles: tuple[str, ...]) -> tuple[str, Mapping[str, Any]] | None:
-        """The key path and contents of the entry that binds the agent; first match wins."""
+    __slots__ = ("template",)
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+
+
+_Trigger = Literal["interaction"]
+_TRIGGERS: Final = get_args(_Trigger)
+_Flag = Annotated[bool, Strict(), _Expected("expected true or false, got {value}")]
+_Ratio = Annotated[
+    float,
+    Strict(),
+    Field(ge=0, le=1, allow_inf_nan=False),
+    _Expected("expected a number from 0.0 to 1.0, got {value}"),
+]
+_Threshold = Annotated[
+    float, Strict(), Field(allow_inf_nan=False), _Expected("expected a number, got {value}")
+]
+_ControlId = Annotated[
+    str, Strict(), Field(min_length=1), _Expected("expected a non-empty string, got {value}")
+]
+_TriggerOrNone = Annotated[
+    _Trigger | None,
+    _Expected(f"unknown trigger {{value}}; allowed: {', '.join(_TRIGGERS)}"),
+]
+
+
+def _null_is_empty(value: object) -> object:
+    return {} if value is None else value
+
+
+def _nullable(kind: Any) -> BeforeValidator:
+    """``null`` where a mapping belongs (``agents:`` with nothing under it) reads as empty;
+    the schema allows it."""
+    return BeforeValidator(_null_is_empty, json_schema_input_type=kind | None)
+
+
+def _no_default(schema: JsonDict) -> None:
+    schema.pop("default", None)
+
+
+def _inherited() -> Any:
+    """The default of a key whose value, when left out, comes from elsewhere (the defaults
+    section or the evaluator entry): none in the schema, and never read (``setting``)."""
+    return Field(default=None, json_schema_extra=_no_default)
+
+
+def _schema_extra(schema: JsonDict, model: type[BaseModel]) -> None:
+    """A section's schema also accepts the kebab-case spelling of its reserved keys, refuses
+    (``false``) the reserved keys that belong elsewhere, and has its descriptions (the
+    docstrings) on one line each, for editors."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return
+    for described in (schema, *properties.values()):
+        if isinstance(described, dict) and isinstance(described.get("description"), str):
+            described["description"] = " ".join(str(described["description"]).split())
+    misplaced: Mapping[str, str] = getattr(model, "_misplaced", {})
+    for key in misplaced:
+        properties[key] = False
+    for kebab, snake in _KEBAB_TWINS.items():
+        if snake in properties:
+            properties[kebab] = properties[snake]
+
+
+class _Section(BaseModel):
+    """A part of the document whose keys are fixed: any other key is an error."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", use_attribute_docstrings=True, json_schema_extra=_schema_extra
+    )
+    _unknown_key_note: ClassVar[str] = ""
+    """Said after the keys a section accepts when it is given another."""
+
+
+class _Settings(BaseModel):
+    """An evaluator entry or a binding: reserved keys typed, any other key a property."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="allow", use_attribute_docstrings=True, json_schema_extra=_schema_extra
+    )
+    _misplaced: ClassVar[Mapping[str, str]] = {}
+    """Reserved keys that belong elsewhere, with the problem said for each."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_misplaced_or_misspelt_reserved_key(cls, data: Any) -> Any:
+        """Refuse a reserved key that belongs elsewhere, and a key within a typo of a reserved
+        key: read as a property, it would leave the evaluator unbound or a setting unset."""
+        if not isinstance(data, Mapping):
+            return data
+        for key in data:
+            if key in cls._misplaced:
+                raise PydanticCustomError("misplaced_key", "misplaced key", {"key": key})
+        for key in data:
+            if isinstance(key, str) and key not in _RESERVED and _closest(key, _RESERVED):
+                raise PydanticCustomError("reserved_key_typo", "a typo", {"key": key})
+        return data
+
+    def setting(self, name: str, fallback: Any) -> Any:
+        """The value of the reserved key ``name`` where it is set, else ``fallback``."""
+        return getattr(self, name) if name in self.model_fields_set else fallback
+
+    def as_written(self) -> dict[str, Any]:
+        """The keys set, reserved keys and properties, without ``agents`` and ``agent_roles``:
+        what the evaluator reads from this entry (properties keep their keys as written)."""
+        reserved = {
+            name: getattr(self, name)
+            for name in type(self).model_fields
+            if name in self.model_fields_set and name not in _BINDING_GROUPS
+        }
+        return {**reserved, **(self.model_extra or {})}
+
+
+class BindingEntry(_Settings):
+    """How one evaluator is bound to one agent (under agents) or to the agents of one role
+    (under agent_roles; "*": any agent with a role). Any key that is not reserved is an
+    evaluator property, over the evaluator entry's."""
+
+    model_config = ConfigDict(title="Binding")
+    _misplaced: ClassVar[Mapping[str, str]] = {
+        "control_id": "not allowed on a binding; set it on the evaluator entry",
+        "agents": "not allowed on a binding; bindings do not nest",
+        "agent_roles": "not allowed on a binding; bindings do not nest",
+    }
+
+    enabled: _Flag = True
+    """false: the agent is not evaluated, even where a less specific entry would match."""
+    trigger: _TriggerOrNone = None
+    """When the evaluator runs: interaction, after each interaction of the agent."""
+    sampling_ratio: _Ratio = _inherited()
+    """The share of the agent's interactions evaluated, 0.0 to 1.0 (else
+    evaluation.defaults.agent.sampling_ratio, else 1.0)."""
+    trigger_on_failure: _Flag = _inherited()
+    """Evaluate interactions that failed (the agent raised), too (else
+    evaluation.defaults.agent.trigger_on_failure, else false)."""
+    trigger_on_interrupt: _Flag = _inherited()
+    """Evaluate interrupted interactions, too (else
+    evaluation.defaults.agent.trigger_on_interrupt, else false)."""
+    pass_threshold: _Threshold = _inherited()
+    """A numeric score passes at or above this (else the evaluator entry's)."""
+
+
+_Binding = Annotated[BindingEntry, _nullable(BindingEntry)]
+_Bindings = Annotated[dict[str, _Binding], _nullable(dict[str, _Binding])]
+
+
+class EvaluatorEntry(_Settings):
+    """One evaluator's entry, under its registered id: its settings, its properties (any key
+    that is not reserved, read by the evaluator as ctx.config) and its bindings."""
+
+    model_config = ConfigDict(title="Evaluator")
+    _misplaced: ClassVar[Mapping[str, str]] = dict.fromkeys(
+        _BINDING_SETTINGS,
+        "not allowed on an evaluator entry; set it on a binding under agents or agent_roles, "
+        "or under evaluation.defaults.agent",
+    )
+
+    enabled: _Flag = _inherited()
+    """false: the evaluator binds no agent (else evaluation.defaults.evaluator.enabled)."""
+    trigger: _TriggerOrNone = None
+    """When the evaluator runs: interaction, after each interaction of the agent."""
+    pass_threshold: _Threshold = _inherited()
+    """A numeric score passes at or above this; a binding's wins."""
+    control_id: _ControlId = _inherited()
+    """The control the evaluator implements, recorded on its evaluations."""
+    agents: _Bindings = Field(default_factory=dict)
+    """Bindings by agent id; an agent's own entry wins over its roles'."""
+    agent_roles: _Bindings = Field(default_factory=dict)
+    """Bindings by role: an agent's first role with an entry, else "*" for any agent with a
+    role."""
+
+    def choose(self, agent_id: str, roles: tuple[str, ...]) -> tuple[str, BindingEntry] | None:
+        """Where under the entry the binding of the agent is (``agents.support``) and the
+        binding; first match wins, ``None`` when none matches."""
         if agent_id in self.agents:
-            return f"{self.key_path}.agents.{agent_id}", self.agents[agent_id]
+            return f"agents.{agent_id}", self.agents[agent_id]
         for role in roles:
             if role in self.agent_roles:
-                return f"{self.key_path}.agent_roles.{role}", self.agent_roles[role]
+                return f"agent_roles.{role}", self.agent_roles[role]
         if roles and _ANY_ROLE in self.agent_roles:
-            return f"{self.key_path}.agent_roles.{_ANY_ROLE}", self.agent_roles[_ANY_ROLE]
+            return f"agent_roles.{_ANY_ROLE}", self.agent_roles[_ANY_ROLE]
         return None
+
+
+_PROPERTIES_ELSEWHERE: Final = "; evaluator properties go on an evaluator entry or binding"
+
+
+class EvaluatorDefaults(_Section):
+    """What every evaluator entry that does not say otherwise gets."""
+
+    _unknown_key_note: ClassVar[str] = _PROPERTIES_ELSEWHERE
+
+    enabled: _Flag = True
+    """false: an evaluator entry without enabled: true binds no agent."""
+
+
+class AgentDefaults(_Section):
+    """The binding settings of every binding that leaves them out."""
+
+    _unknown_key_note: ClassVar[str] = _PROPERTIES_ELSEWHERE
+
+    sampling_ratio: _Ratio = 1.0
+    """The share of an agent's interactions evaluated, 0.0 to 1.0."""
+    trigger_on_failure: _Flag = False
+    """Evaluate interactions that failed (the agent raised), too."""
+    trigger_on_interrupt: _Flag = False
+    """Evaluate interrupted interactions, too."""
+
+
+class DefaultsSection(_Section):
+    """Defaults for evaluator entries and for bindings; never evaluator properties."""
+
+    model_config = ConfigDict(title="Defaults")
+
+    agent: Annotated[AgentDefaults, _nullable(AgentDefaults)] = Field(default_factory=AgentDefaults)
+    """The binding settings a binding leaves out."""
+    evaluator: Annotated[EvaluatorDefaults, _nullable(EvaluatorDefaults)] = Field(
+        default_factory=EvaluatorDefaults
+    )
+    """The settings an evaluator entry leaves out."""
+
+
+_Entry = Annotated[EvaluatorEntry, _nullable(EvaluatorEntry)]
+
+
+class EvaluationSection(_Section):
+    """Which evaluator runs for which agent, and with what settings."""
+
+    model_config = ConfigDict(title="Evaluation")
+
+    defaults: Annotated[DefaultsSection, _nullable(DefaultsSection)] = Field(
+        default_factory=DefaultsSection
+    )
+    """Defaults for evaluator entries (evaluator) and bindings (agent)."""
+    evaluators: Annotated[dict[str, _Entry], _nullable(dict[str, _Entry])] = Field(
+        default_factory=dict
+    )
+    """Evaluator entries by the id the evaluator is registered under, in the order they
+    run."""
+
+
+class ConfigDocument(_Section):
+    """The evaluation configuration of langchain-evals-port (evals.yaml): the evaluation
+    section and nothing else."""
+
+    model_config = ConfigDict(title="langchain-evals evaluation configuration")
+    _unknown_key_note: ClassVar[str] = (
+        "; give the evaluation section alone, without an application's other settings"
+    )
+
+    evaluation: Annotated[EvaluationSection, _nullable(EvaluationSection)] = Field(
+        default_factory=EvaluationSection
+    )
+    """The evaluation configuration: defaults and evaluators."""
 
 
 class EvaluationConfig:
@@ -302,24 +546,16 @@ class EvaluationConfig:
         True
     """
 
-    __slots__ = ("_agent_defaults", "_bindings_cache", "_entries")
+    __slots__ = ("_bindings_cache", "_document")
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         if data is not None and not isinstance(data, Mapping):
             raise TypeError(f"the configuration must be a mapping, got {type(data).__name__}")
-        document = _mapping(_normalise_document(data or {}), "")
-        _only(document, "")
-        evaluation = _mapping(copy.deepcopy(document.get("evaluation")), "evaluation")
-        _only(evaluation, "evaluation")
-        defaults = _mapping(evaluation.get("defaults"), "evaluation.defaults")
-        _only(defaults, "evaluation.defaults")
-        default_enabled = _parse_evaluator_defaults(defaults.get("evaluator"))
-        self._agent_defaults = _parse_agent_defaults(defaults.get("agent"))
-        evaluators = _mapping(evaluation.get("evaluators"), "evaluation.evaluators")
-        self._entries: Mapping[str, _Entry] = {
-            evaluator_id: _parse_entry(evaluator_id, entry, default_enabled)
-            for evaluator_id, entry in evaluators.items()
-        }
+        document = copy.deepcopy(_normalise_document(data or {}))
+        try:
+            self._document = ConfigDocument.model_validate(document)
+        except ValidationError as error:
+            raise _configuration_error(error) from None
         self._bindings_cache: dict[tuple[str, tuple[str, ...]], tuple[Binding, ...]] = {}
 
     @classmethod
@@ -352,8 +588,26 @@ class EvaluationConfig:
             merged = _deep_merge(merged, _normalise_document(mapping))
         return merged
 
+    @staticmethod
+    def json_schema() -> dict[str, Any]:
+        """The JSON Schema of a configuration file, for editors (``langchain-evals config
+        schema``). It accepts what the runtime accepts, except that it does not know which
+        property names are typos of reserved keys (``agent`` for ``agents``), nor that a key
+        may not be given in both spellings: the runtime refuses those at startup."""
+        schema = ConfigDocument.model_json_schema()
+        return {"$schema": _JSON_SCHEMA_DIALECT, **schema}
+
     def __repr__(self) -> str:
         return f"EvaluationConfig(evaluators={list(self._entries)!r})"
+
+    @property
+    def document(self) -> ConfigDocument:
+        """The checked document; ``kebab-case`` reserved keys read as snake_case."""
+        return self._document
+
+    @property
+    def _entries(self) -> Mapping[str, EvaluatorEntry]:
+        return self._document.evaluation.evaluators
 
     @property
     def evaluator_ids(self) -> tuple[str, ...]:
@@ -362,44 +616,49 @@ class EvaluationConfig:
 
     def check_registered(self, evaluator_ids: Collection[str]) -> None:
         """Raise ``ConfigurationError`` for a configured evaluator id that is not registered."""
-        for entry in self._entries.values():
-            if entry.evaluator_id not in evaluator_ids:
+        for evaluator_id in self._entries:
+            if evaluator_id not in evaluator_ids:
                 registered = ", ".join(sorted(evaluator_ids)) or "none"
                 raise ConfigurationError(
-                    entry.key_path,
+                    _entry_path(evaluator_id),
                     f"no evaluator with this id is registered (registered: {registered})",
                 )
 
     def is_enabled(self, evaluator_id: str) -> bool:
         """Whether the evaluator is configured and its entry is enabled."""
         entry = self._entries.get(evaluator_id)
-        return entry is not None and entry.enabled
+        return entry is not None and self._enabled(entry)
+
+    def _enabled(self, entry: EvaluatorEntry) -> bool:
+        return bool(entry.setting("enabled", self._document.evaluation.defaults.evaluator.enabled))
 
     def control_id(self, evaluator_id: str) -> str | None:
         """The control the evaluator implements, recorded on its evaluations."""
         entry = self._entries.get(evaluator_id)
-        return entry.control_id if entry is not None else None
+        return entry.setting("control_id", None) if entry is not None else None
 
     def binding(self, evaluator_id: str, agent_id: str, roles: Sequence[str]) -> Binding | None:
         """The evaluator's binding to the agent, or ``None`` when the agent is not evaluated."""
         entry = self._entries.get(evaluator_id)
-        if entry is None or not entry.enabled:
+        if entry is None or not self._enabled(entry):
             return None
         chosen = entry.choose(agent_id, _role_tuple(roles))
         if chosen is None:
             return None
-        key_path, settings = chosen
-        if not settings.get("enabled", True):
+        where, settings = chosen
+        if not settings.enabled:
             return None
-        resolved = {**self._agent_defaults, **settings}
+        defaults = self._document.evaluation.defaults.agent
         return Binding(
             evaluator_id=evaluator_id,
-            key_path=key_path,
-            sampling_ratio=float(resolved["sampling_ratio"]),
-            trigger_on_failure=resolved["trigger_on_failure"],
-            trigger_on_interrupt=resolved["trigger_on_interrupt"],
-            control_id=entry.control_id,
-            config=EvaluatorConfig({**entry.properties, **settings}),
+            key_path=f"{_entry_path(evaluator_id)}.{where}",
+            sampling_ratio=float(settings.setting("sampling_ratio", defaults.sampling_ratio)),
+            trigger_on_failure=settings.setting("trigger_on_failure", defaults.trigger_on_failure),
+            trigger_on_interrupt=settings.setting(
+                "trigger_on_interrupt", defaults.trigger_on_interrupt
+            ),
+            control_id=entry.setting("control_id", None),
+            config=EvaluatorConfig({**entry.as_written(), **settings.as_written()}),
         )
 
     def bindings_for(self, agent_id: str, roles: Sequence[str]) -> list[Binding]:
@@ -420,16 +679,17 @@ class EvaluationConfig:
         ``pass_threshold``, or ``None`` when every one of them sets it (or the evaluator
         entry does, which every binding and manual evaluation inherits)."""
         entry = self._entries.get(evaluator_id)
+        key_path = _entry_path(evaluator_id)
         if entry is None:
-            return f"evaluation.evaluators.{evaluator_id} (not configured)"
-        if "pass_threshold" in entry.properties:
+            return f"{key_path} (not configured)"
+        if "pass_threshold" in entry.model_fields_set:
             return None
         if not entry.agents and not entry.agent_roles:
-            return entry.key_path
+            return key_path
         for group, bindings in (("agents", entry.agents), ("agent_roles", entry.agent_roles)):
             for name, binding in bindings.items():
-                if binding.get("enabled", True) and "pass_threshold" not in binding:
-                    return f"{entry.key_path}.{group}.{name}"
+                if binding.enabled and "pass_threshold" not in binding.model_fields_set:
+                    return f"{key_path}.{group}.{name}"
         return None
 
     def config_for(self, evaluator_id: str, agent_id: str, roles: Sequence[str]) -> EvaluatorConfig:
@@ -443,7 +703,11 @@ class EvaluationConfig:
         if binding is not None:
             return binding.config
         entry = self._entries.get(evaluator_id)
-        return EvaluatorConfig(entry.properties if entry is not None else None)
+        return EvaluatorConfig(entry.as_written() if entry is not None else None)
+
+
+def _entry_path(evaluator_id: str) -> str:
+    return f"evaluation.evaluators.{evaluator_id}"
 
 
 # --- reading and merging documents ---------------------------------------------------------
@@ -540,23 +804,85 @@ def _snake_case(entry: Mapping[Any, Any], key_path: str) -> dict[Any, Any]:
     return result
 
 
-# --- checking ------------------------------------------------------------------------------
+# --- pydantic's errors as configuration errors -------------------------------------------
 
 
-def _child(key_path: str, key: object) -> str:
-    return f"{key_path}.{key}" if key_path else str(key)
+def _configuration_error(error: ValidationError) -> ConfigurationError:
+    """The ``ConfigurationError`` of the outermost problem pydantic found (the first of them:
+    a section's fields in order, then an entry's bindings): its key path, what was expected
+    there and, for an unknown key, the closest valid one. The one place pydantic's errors
+    are read."""
+    found = min(error.errors(include_url=False), key=lambda problem: len(problem["loc"]))
+    loc, kind, value = tuple(found["loc"]), found["type"], found.get("input")
+    if kind in ("misplaced_key", "reserved_key_typo"):
+        model = _model_at(loc)
+        key = (found.get("ctx") or {})["key"]
+        return ConfigurationError(_key_path((*loc, key)), _settings_key_problem(model, kind, key))
+    if kind == "invalid_key" or loc[-1:] == ("[key]",):
+        # The key as given: pydantic's location reads a key such as True as 1.
+        parent = loc[:-2] if loc[-1:] == ("[key]",) else loc[:-1]
+        return ConfigurationError(_key_path((*parent, value)), "keys must be strings")
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return ConfigurationError(_key_path(loc), f"expected a mapping, got {type(value).__name__}")
+    if kind == "extra_forbidden":
+        return ConfigurationError(_key_path(loc), _unknown_key_problem(loc))
+    expected = _expected_at(loc)
+    problem = expected.format(value=repr(value)) if expected else f"{found['msg']}, got {value!r}"
+    return ConfigurationError(_key_path(loc), problem)
 
 
-def _mapping(value: object, key_path: str) -> Mapping[str, Any]:
-    """The mapping at ``key_path`` (``null`` reads as empty); its keys must be strings."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(key_path, f"expected a mapping, got {type(value).__name__}")
-    for key in value:
-        if not isinstance(key, str):
-            raise ConfigurationError(_child(key_path, repr(key)), "keys must be strings")
-    return value
+def _key_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def _settings_key_problem(model: type[BaseModel] | None, kind: str, key: str) -> str:
+    if kind == "misplaced_key":
+        misplaced: Mapping[str, str] = getattr(model, "_misplaced", {})
+        return misplaced[key]
+    return (
+        f"unknown key (did you mean {_closest(key, _RESERVED)!r}?); a key this close to a "
+        "reserved key is not taken for an evaluator property, so rename it if it is one"
+    )
+
+
+def _unknown_key_problem(loc: tuple[Any, ...]) -> str:
+    model = _model_at(loc[:-1])
+    allowed = tuple(model.model_fields) if model is not None else ()
+    closest = _closest(str(loc[-1]), allowed)
+    hint = f" (did you mean {closest!r}?)" if closest else ""
+    where = _key_path(loc[:-1]) or "the top level"
+    note: str = getattr(model, "_unknown_key_note", "")
+    return f"unknown key{hint}; {where} accepts only {', '.join(allowed)}{note}"
+
+
+def _expected_at(loc: tuple[Any, ...]) -> str | None:
+    """The ``_Expected`` template of the reserved key at ``loc``."""
+    model = _model_at(loc[:-1])
+    field_info = model.model_fields.get(str(loc[-1])) if model is not None and loc else None
+    for metadata in field_info.metadata if field_info is not None else ():
+        if isinstance(metadata, _Expected):
+            return metadata.template
+    return None
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model that validates the mapping at ``loc`` of the document, if a model does."""
+    kind: Any = ConfigDocument
+    for part in loc:
+        kind = _unannotated(kind)
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            field_info = kind.model_fields.get(part) if isinstance(part, str) else None
+            kind = field_info.annotation if field_info is not None else None
+        elif get_origin(kind) is dict:
+            kind = get_args(kind)[1]
+        else:
+            return None
+    kind = _unannotated(kind)
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
+def _unannotated(kind: Any) -> Any:
+    return get_args(kind)[0] if get_origin(kind) is Annotated else kind
 
 
 def _closest(key: str, candidates: Sequence[str]) -> str | None:
@@ -564,150 +890,6 @@ def _closest(key: str, candidates: Sequence[str]) -> str | None:
     spelt = key.lower().replace("-", "_")
     close = difflib.get_close_matches(spelt, candidates, n=1, cutoff=_CLOSE_MATCH)
     return close[0] if close else None
-
-
-def _only(mapping: Mapping[str, Any], key_path: str) -> None:
-    """Reject a key the fixed section at ``key_path`` does not accept, naming the closest."""
-    allowed = _FIXED_KEYS[key_path]
-    for key in mapping:
-        if key in allowed:
-            continue
-        closest = _closest(key, allowed)
-        hint = f" (did you mean {closest!r}?)" if closest else ""
-        where = key_path or "the top level"
-        why = ""
-        if key_path.startswith("evaluation.defaults."):
-            why = "; evaluator properties go on an evaluator entry or binding"
-        elif not key_path:
-            why = "; give the evaluation section alone, without an application's other settings"
-        raise ConfigurationError(
-            _child(key_path, key),
-            f"unknown key{hint}; {where} accepts only {', '.join(allowed)}{why}",
-        )
-
-
-def _reject_near_misses(mapping: Mapping[str, Any], key_path: str) -> None:
-    """Reject a key that is not reserved but a typo of a reserved key: read as a property,
-    it would silently leave the evaluator unbound or its setting unset."""
-    for key in mapping:
-        if key in _RESERVED:
-            continue
-        closest = _closest(key, _RESERVED)
-        if closest is not None:
-            raise ConfigurationError(
-                f"{key_path}.{key}",
-                f"unknown key (did you mean {closest!r}?); a key this close to a reserved key "
-                "is not taken for an evaluator property, so rename it if it is one",
-            )
-
-
-def _reject(mapping: Mapping[str, Any], keys: Sequence[str], key_path: str, problem: str) -> None:
-    for key in keys:
-        if key in mapping:
-            raise ConfigurationError(f"{key_path}.{key}", problem)
-
-
-def _check_bool(value: object, key_path: str) -> None:
-    if not isinstance(value, bool):
-        raise ConfigurationError(key_path, f"expected true or false, got {value!r}")
-
-
-def _check_ratio(value: object, key_path: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise ConfigurationError(key_path, f"expected a number from 0.0 to 1.0, got {value!r}")
-
-
-def _check_trigger(value: object, key_path: str) -> None:
-    if value is not None and value not in _TRIGGERS:
-        raise ConfigurationError(
-            key_path, f"unknown trigger {value!r}; allowed: {', '.join(_TRIGGERS)}"
-        )
-
-
-def _check_threshold(value: object, key_path: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigurationError(key_path, f"expected a number, got {value!r}")
-
-
-def _check_control_id(value: object, key_path: str) -> None:
-    if not isinstance(value, str) or not value:
-        raise ConfigurationError(key_path, f"expected a non-empty string, got {value!r}")
-
-
-_VALUE_CHECKS: Final[Mapping[str, Callable[[object, str], None]]] = {
-    "enabled": _check_bool,
-    "trigger": _check_trigger,
-    "sampling_ratio": _check_ratio,
-    "trigger_on_failure": _check_bool,
-    "trigger_on_interrupt": _check_bool,
-    "pass_threshold": _check_threshold,
-    "control_id": _check_control_id,
-}
-
-
-def _check_values(mapping: Mapping[str, Any], key_path: str) -> None:
-    for key, check in _VALUE_CHECKS.items():
-        if key in mapping:
-            check(mapping[key], f"{key_path}.{key}")
-
-
-def _parse_evaluator_defaults(value: object) -> bool:
-    key_path = "evaluation.defaults.evaluator"
-    defaults = _mapping(value, key_path)
-    _only(defaults, key_path)
-    _check_values(defaults, key_path)
-    return bool(defaults.get("enabled", True))
-
-
-def _parse_agent_defaults(value: object) -> Mapping[str, Any]:
-    key_path = "evaluation.defaults.agent"
-    defaults = _mapping(value, key_path)
-    _only(defaults, key_path)
-    _check_values(defaults, key_path)
-    return {**_BUILT_IN_AGENT_DEFAULTS, **defaults}
-
-
-def _parse_entry(evaluator_id: str, value: object, default_enabled: bool) -> _Entry:
-    key_path = f"evaluation.evaluators.{evaluator_id}"
-    entry = _mapping(value, key_path)
-    _reject(
-        entry,
-        _BINDING_SETTINGS,
-        key_path,
-        "not allowed on an evaluator entry; set it on a binding under agents or agent_roles, "
-        "or under evaluation.defaults.agent",
-    )
-    _reject_near_misses(entry, key_path)
-    _check_values(entry, key_path)
-    return _Entry(
-        evaluator_id=evaluator_id,
-        enabled=entry.get("enabled", default_enabled),
-        control_id=entry.get("control_id"),
-        properties={key: value for key, value in entry.items() if key not in _BINDING_GROUPS},
-        agents=_parse_bindings(entry.get("agents"), f"{key_path}.agents"),
-        agent_roles=_parse_bindings(entry.get("agent_roles"), f"{key_path}.agent_roles"),
-    )
-
-
-def _parse_bindings(value: object, key_path: str) -> Mapping[str, Mapping[str, Any]]:
-    return {
-        name: _parse_binding(binding, f"{key_path}.{name}")
-        for name, binding in _mapping(value, key_path).items()
-    }
-
-
-def _parse_binding(value: object, key_path: str) -> Mapping[str, Any]:
-    binding = _mapping(value, key_path)
-    _reject(
-        binding,
-        ("control_id",),
-        key_path,
-        "not allowed on a binding; set it on the evaluator entry",
-    )
-    _reject(binding, _BINDING_GROUPS, key_path, "not allowed on a binding; bindings do not nest")
-    _reject_near_misses(binding, key_path)
-    _check_values(binding, key_path)
-    return binding
 
 
 def _role_tuple(roles: Sequence[str]) -> tuple[str, ...]:

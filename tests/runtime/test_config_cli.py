@@ -115,3 +115,16 @@ def test_a_config_command_without_an_action_it_knows_is_a_usage_error(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("usage: langchain-evals")
+
+
+def test_a_file_pointing_an_editor_at_the_schema_reads_as_before(tmp_path: Path, capsys) -> None:
+    # As the README says: the schema written beside evals.yaml, named on its first line.
+    assert main(["config", "schema"]) == 0
+    (tmp_path / "evals.schema.json").write_text(capsys.readouterr().out, encoding="utf-8")
+    path = tmp_path / "evals.yaml"
+    path.write_text(
+        "# yaml-language-server: $schema=./evals.schema.json\n" + _readme_example(),
+        encoding="utf-8",
+    )
+    config = EvaluationConfig.from_files(path)
+    assert config.evaluator_ids == ("reply-length", "similarity")

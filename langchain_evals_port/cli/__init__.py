@@ -6,7 +6,8 @@ online runtime's ``worker`` (``_worker``), which also shares an experiment's cas
 file (``report``: ``_report``), the evaluators' agreement with people's annotations
 (``agreement``: ``_agreement``) and the judge prompts measured against labelled cases
 (``calibrate``: ``_calibrate``) and the judges' cache file cleared (``cache clear``:
-``_cache``). Each command imports what it needs when it runs, so
+``_cache``), and the JSON Schema of the evaluation configuration file (``config schema``:
+``_config``). Each command imports what it needs when it runs, so
 ``--help`` is fast.
 """
 
@@ -22,6 +23,7 @@ import langchain_evals_port
 from ._agreement import add_agreement, run_agreement
 from ._cache import add_cache, run_cache
 from ._calibrate import add_calibrate, run_calibrate
+from ._config import add_config, run_config
 from ._console import add_console, run_console
 from ._experiments import add_experiment_commands, run_command
 from ._report import add_report, run_report
@@ -48,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     add_agreement(commands)
     add_calibrate(commands)
     add_cache(commands)
+    add_config(commands)
     return parser
 
 
@@ -70,4 +73,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_calibrate(args)
     if args.command == "cache":
         return run_cache(args)
+    if args.command == "config":
+        return run_config(args)
     return run_command(args)

@@ -17,11 +17,10 @@ that is not reserved is an evaluator property — but a key within a typo of a r
 rule, on the key lower-cased with ``-`` read as ``_``) is an error too, rather than a property
 that leaves the evaluator unbound: name such a property otherwise.
 
-Hand-written checks, not pydantic models: most of the document is open mappings whose keys
-are properties, where a model can only say "extra input" without the closest key or where the
-key belongs instead; the fixed part is five small mappings whose values share their checks with
-the reserved keys of entries and bindings. Translating pydantic's errors into these messages
-would take more code than checking directly.
+The document is checked by pydantic models (``_config_document``: ``ConfigDocument`` down to
+``EvaluatorEntry`` and ``BindingEntry``), whose errors become ``ConfigurationError`` in one
+place; the same models give the JSON Schema of the file (``EvaluationConfig.json_schema()``,
+printed by ``langchain-evals config schema``) for editors.
 
 Choosing an agent's binding. For each evaluator entry the first match wins:
 
@@ -53,12 +52,10 @@ the base.
 from __future__ import annotations
 
 import copy
-import difflib
 import enum
 import importlib
-import math
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -66,60 +63,35 @@ from typing import Any, Final
 from langchain_evals_port.core._documents import DocumentError, read_yaml
 from langchain_evals_port.core.errors import EvalsError
 
+from ._config_document import (
+    AgentDefaults,
+    BindingEntry,
+    ConfigDocument,
+    ConfigurationError,
+    DefaultsSection,
+    EvaluationSection,
+    EvaluatorDefaults,
+    EvaluatorEntry,
+    document_schema,
+    read_document,
+    snake_case_keys,
+)
+
 __all__ = [
+    "AgentDefaults",
     "Binding",
+    "BindingEntry",
+    "ConfigDocument",
     "ConfigKeyError",
     "ConfigTypeError",
     "ConfigurationError",
+    "DefaultsSection",
     "EvaluationConfig",
+    "EvaluationSection",
     "EvaluatorConfig",
+    "EvaluatorDefaults",
+    "EvaluatorEntry",
 ]
-
-_RESERVED: Final = (
-    "enabled",
-    "trigger",
-    "sampling_ratio",
-    "trigger_on_failure",
-    "trigger_on_interrupt",
-    "pass_threshold",
-    "control_id",
-    "agents",
-    "agent_roles",
-)
-_KEBAB_TWINS: Final = {key.replace("_", "-"): key for key in _RESERVED if "_" in key}
-_BINDING_SETTINGS: Final = ("sampling_ratio", "trigger_on_failure", "trigger_on_interrupt")
-_BUILT_IN_AGENT_DEFAULTS: Final[Mapping[str, Any]] = {
-    "sampling_ratio": 1.0,
-    "trigger_on_failure": False,
-    "trigger_on_interrupt": False,
-}
-_BINDING_GROUPS: Final = ("agents", "agent_roles")
-_FIXED_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
-    "": ("evaluation",),
-    "evaluation": ("defaults", "evaluators"),
-    "evaluation.defaults": ("agent", "evaluator"),
-    "evaluation.defaults.evaluator": ("enabled",),
-    "evaluation.defaults.agent": _BINDING_SETTINGS,
-}
-"""The keys each section of the fixed part accepts, by key path ("" is the top level)."""
-_CLOSE_MATCH: Final = 0.75
-"""The similarity from which a key counts as a typo of another (the core's rule for keywords)."""
-_TRIGGERS: Final = ("interaction",)
-_ANY_ROLE: Final = "*"
-
-
-class ConfigurationError(EvalsError, ValueError):
-    """The evaluation configuration is invalid; raised at startup.
-
-    Args:
-        key_path: Where the problem is, e.g. ``evaluation.evaluators.quality.sampling_ratio``
-            (for a file that cannot be read: the file).
-        problem: What is wrong and what was expected.
-    """
-
-    def __init__(self, key_path: str, problem: str) -> None:
-        super().__init__(f"{key_path}: {problem}")
-        self.key_path = key_path
 
 
 class ConfigKeyError(EvalsError, KeyError):
@@ -249,33 +221,6 @@ class Binding:
     """What the evaluator reads as ``ctx.config`` for this agent."""
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """One checked evaluator entry."""
-
-    evaluator_id: str
-    enabled: bool
-    control_id: str | None
-    properties: Mapping[str, Any]  # the entry without agents and agent_roles
-    agents: Mapping[str, Mapping[str, Any]]
-    agent_roles: Mapping[str, Mapping[str, Any]]
-
-    @property
-    def key_path(self) -> str:
-        return f"evaluation.evaluators.{self.evaluator_id}"
-
-    def choose(self, agent_id: str, roles: tuple[str, ...]) -> tuple[str, Mapping[str, Any]] | None:
-        """The key path and contents of the entry that binds the agent; first match wins."""
-        if agent_id in self.agents:
-            return f"{self.key_path}.agents.{agent_id}", self.agents[agent_id]
-        for role in roles:
-            if role in self.agent_roles:
-                return f"{self.key_path}.agent_roles.{role}", self.agent_roles[role]
-        if roles and _ANY_ROLE in self.agent_roles:
-            return f"{self.key_path}.agent_roles.{_ANY_ROLE}", self.agent_roles[_ANY_ROLE]
-        return None
-
-
 class EvaluationConfig:
     """The ``evaluation`` configuration, checked when built; immutable.
 
@@ -302,24 +247,12 @@ class EvaluationConfig:
         True
     """
 
-    __slots__ = ("_agent_defaults", "_bindings_cache", "_entries")
+    __slots__ = ("_bindings_cache", "_document")
 
     def __init__(self, data: Mapping[str, Any] | None = None) -> None:
         if data is not None and not isinstance(data, Mapping):
             raise TypeError(f"the configuration must be a mapping, got {type(data).__name__}")
-        document = _mapping(_normalise_document(data or {}), "")
-        _only(document, "")
-        evaluation = _mapping(copy.deepcopy(document.get("evaluation")), "evaluation")
-        _only(evaluation, "evaluation")
-        defaults = _mapping(evaluation.get("defaults"), "evaluation.defaults")
-        _only(defaults, "evaluation.defaults")
-        default_enabled = _parse_evaluator_defaults(defaults.get("evaluator"))
-        self._agent_defaults = _parse_agent_defaults(defaults.get("agent"))
-        evaluators = _mapping(evaluation.get("evaluators"), "evaluation.evaluators")
-        self._entries: Mapping[str, _Entry] = {
-            evaluator_id: _parse_entry(evaluator_id, entry, default_enabled)
-            for evaluator_id, entry in evaluators.items()
-        }
+        self._document = read_document(copy.deepcopy(snake_case_keys(data or {})))
         self._bindings_cache: dict[tuple[str, tuple[str, ...]], tuple[Binding, ...]] = {}
 
     @classmethod
@@ -349,11 +282,28 @@ class EvaluationConfig:
         """
         merged: dict[str, Any] = {}
         for mapping in mappings:
-            merged = _deep_merge(merged, _normalise_document(mapping))
+            merged = _deep_merge(merged, snake_case_keys(mapping))
         return merged
+
+    @staticmethod
+    def json_schema() -> dict[str, Any]:
+        """The JSON Schema of a configuration file, for editors (``langchain-evals config
+        schema``). It accepts what the runtime accepts, except that it does not know which
+        property names are typos of reserved keys (``agent`` for ``agents``), nor that a key
+        may not be given in both spellings: the runtime refuses those at startup."""
+        return document_schema()
 
     def __repr__(self) -> str:
         return f"EvaluationConfig(evaluators={list(self._entries)!r})"
+
+    @property
+    def document(self) -> ConfigDocument:
+        """The checked document; ``kebab-case`` reserved keys read as snake_case."""
+        return self._document
+
+    @property
+    def _entries(self) -> Mapping[str, EvaluatorEntry]:
+        return self._document.evaluation.evaluators
 
     @property
     def evaluator_ids(self) -> tuple[str, ...]:
@@ -362,44 +312,49 @@ class EvaluationConfig:
 
     def check_registered(self, evaluator_ids: Collection[str]) -> None:
         """Raise ``ConfigurationError`` for a configured evaluator id that is not registered."""
-        for entry in self._entries.values():
-            if entry.evaluator_id not in evaluator_ids:
+        for evaluator_id in self._entries:
+            if evaluator_id not in evaluator_ids:
                 registered = ", ".join(sorted(evaluator_ids)) or "none"
                 raise ConfigurationError(
-                    entry.key_path,
+                    _entry_path(evaluator_id),
                     f"no evaluator with this id is registered (registered: {registered})",
                 )
 
     def is_enabled(self, evaluator_id: str) -> bool:
         """Whether the evaluator is configured and its entry is enabled."""
         entry = self._entries.get(evaluator_id)
-        return entry is not None and entry.enabled
+        return entry is not None and self._enabled(entry)
+
+    def _enabled(self, entry: EvaluatorEntry) -> bool:
+        return bool(entry.setting("enabled", self._document.evaluation.defaults.evaluator.enabled))
 
     def control_id(self, evaluator_id: str) -> str | None:
         """The control the evaluator implements, recorded on its evaluations."""
         entry = self._entries.get(evaluator_id)
-        return entry.control_id if entry is not None else None
+        return entry.setting("control_id", None) if entry is not None else None
 
     def binding(self, evaluator_id: str, agent_id: str, roles: Sequence[str]) -> Binding | None:
         """The evaluator's binding to the agent, or ``None`` when the agent is not evaluated."""
         entry = self._entries.get(evaluator_id)
-        if entry is None or not entry.enabled:
+        if entry is None or not self._enabled(entry):
             return None
         chosen = entry.choose(agent_id, _role_tuple(roles))
         if chosen is None:
             return None
-        key_path, settings = chosen
-        if not settings.get("enabled", True):
+        where, settings = chosen
+        if not settings.enabled:
             return None
-        resolved = {**self._agent_defaults, **settings}
+        defaults = self._document.evaluation.defaults.agent
         return Binding(
             evaluator_id=evaluator_id,
-            key_path=key_path,
-            sampling_ratio=float(resolved["sampling_ratio"]),
-            trigger_on_failure=resolved["trigger_on_failure"],
-            trigger_on_interrupt=resolved["trigger_on_interrupt"],
-            control_id=entry.control_id,
-            config=EvaluatorConfig({**entry.properties, **settings}),
+            key_path=f"{_entry_path(evaluator_id)}.{where}",
+            sampling_ratio=float(settings.setting("sampling_ratio", defaults.sampling_ratio)),
+            trigger_on_failure=settings.setting("trigger_on_failure", defaults.trigger_on_failure),
+            trigger_on_interrupt=settings.setting(
+                "trigger_on_interrupt", defaults.trigger_on_interrupt
+            ),
+            control_id=entry.setting("control_id", None),
+            config=EvaluatorConfig({**entry.as_written(), **settings.as_written()}),
         )
 
     def bindings_for(self, agent_id: str, roles: Sequence[str]) -> list[Binding]:
@@ -420,16 +375,17 @@ class EvaluationConfig:
         ``pass_threshold``, or ``None`` when every one of them sets it (or the evaluator
         entry does, which every binding and manual evaluation inherits)."""
         entry = self._entries.get(evaluator_id)
+        key_path = _entry_path(evaluator_id)
         if entry is None:
-            return f"evaluation.evaluators.{evaluator_id} (not configured)"
-        if "pass_threshold" in entry.properties:
+            return f"{key_path} (not configured)"
+        if "pass_threshold" in entry.model_fields_set:
             return None
         if not entry.agents and not entry.agent_roles:
-            return entry.key_path
+            return key_path
         for group, bindings in (("agents", entry.agents), ("agent_roles", entry.agent_roles)):
             for name, binding in bindings.items():
-                if binding.get("enabled", True) and "pass_threshold" not in binding:
-                    return f"{entry.key_path}.{group}.{name}"
+                if binding.enabled and "pass_threshold" not in binding.model_fields_set:
+                    return f"{key_path}.{group}.{name}"
         return None
 
     def config_for(self, evaluator_id: str, agent_id: str, roles: Sequence[str]) -> EvaluatorConfig:
@@ -443,7 +399,11 @@ class EvaluationConfig:
         if binding is not None:
             return binding.config
         entry = self._entries.get(evaluator_id)
-        return EvaluatorConfig(entry.properties if entry is not None else None)
+        return EvaluatorConfig(entry.as_written() if entry is not None else None)
+
+
+def _entry_path(evaluator_id: str) -> str:
+    return f"evaluation.evaluators.{evaluator_id}"
 
 
 # --- reading and merging documents ---------------------------------------------------------
@@ -488,226 +448,6 @@ def _deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[st
         else:
             merged[key] = value
     return merged
-
-
-def _normalise_document(document: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of the document whose reserved keys are all snake_case; nothing else changes."""
-    result = dict(document)
-    evaluation = document.get("evaluation")
-    if not isinstance(evaluation, Mapping):
-        return result
-    evaluation = result["evaluation"] = dict(evaluation)
-    defaults = evaluation.get("defaults")
-    if isinstance(defaults, Mapping):
-        evaluation["defaults"] = _normalise_children(defaults, "evaluation.defaults", _snake_case)
-    evaluators = evaluation.get("evaluators")
-    if isinstance(evaluators, Mapping):
-        evaluation["evaluators"] = _normalise_children(
-            evaluators, "evaluation.evaluators", _normalise_entry
-        )
-    return result
-
-
-def _normalise_children(
-    parent: Mapping[Any, Any],
-    key_path: str,
-    normalise: Callable[[Mapping[Any, Any], str], dict[Any, Any]],
-) -> dict[Any, Any]:
-    return {
-        key: normalise(child, f"{key_path}.{key}") if isinstance(child, Mapping) else child
-        for key, child in parent.items()
-    }
-
-
-def _normalise_entry(entry: Mapping[Any, Any], key_path: str) -> dict[Any, Any]:
-    result = _snake_case(entry, key_path)
-    for group in _BINDING_GROUPS:
-        bindings = result.get(group)
-        if isinstance(bindings, Mapping):
-            result[group] = _normalise_children(bindings, f"{key_path}.{group}", _snake_case)
-    return result
-
-
-def _snake_case(entry: Mapping[Any, Any], key_path: str) -> dict[Any, Any]:
-    result: dict[Any, Any] = {}
-    for key, value in entry.items():
-        name = _KEBAB_TWINS.get(key, key)
-        if name != key and name in entry:
-            raise ConfigurationError(
-                f"{key_path}.{name}", f"set twice, as {name!r} and {key!r}; keep one"
-            )
-        result[name] = value
-    return result
-
-
-# --- checking ------------------------------------------------------------------------------
-
-
-def _child(key_path: str, key: object) -> str:
-    return f"{key_path}.{key}" if key_path else str(key)
-
-
-def _mapping(value: object, key_path: str) -> Mapping[str, Any]:
-    """The mapping at ``key_path`` (``null`` reads as empty); its keys must be strings."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(key_path, f"expected a mapping, got {type(value).__name__}")
-    for key in value:
-        if not isinstance(key, str):
-            raise ConfigurationError(_child(key_path, repr(key)), "keys must be strings")
-    return value
-
-
-def _closest(key: str, candidates: Sequence[str]) -> str | None:
-    """The candidate ``key`` is a typo of, if any (case and ``-`` versus ``_`` aside)."""
-    spelt = key.lower().replace("-", "_")
-    close = difflib.get_close_matches(spelt, candidates, n=1, cutoff=_CLOSE_MATCH)
-    return close[0] if close else None
-
-
-def _only(mapping: Mapping[str, Any], key_path: str) -> None:
-    """Reject a key the fixed section at ``key_path`` does not accept, naming the closest."""
-    allowed = _FIXED_KEYS[key_path]
-    for key in mapping:
-        if key in allowed:
-            continue
-        closest = _closest(key, allowed)
-        hint = f" (did you mean {closest!r}?)" if closest else ""
-        where = key_path or "the top level"
-        why = ""
-        if key_path.startswith("evaluation.defaults."):
-            why = "; evaluator properties go on an evaluator entry or binding"
-        elif not key_path:
-            why = "; give the evaluation section alone, without an application's other settings"
-        raise ConfigurationError(
-            _child(key_path, key),
-            f"unknown key{hint}; {where} accepts only {', '.join(allowed)}{why}",
-        )
-
-
-def _reject_near_misses(mapping: Mapping[str, Any], key_path: str) -> None:
-    """Reject a key that is not reserved but a typo of a reserved key: read as a property,
-    it would silently leave the evaluator unbound or its setting unset."""
-    for key in mapping:
-        if key in _RESERVED:
-            continue
-        closest = _closest(key, _RESERVED)
-        if closest is not None:
-            raise ConfigurationError(
-                f"{key_path}.{key}",
-                f"unknown key (did you mean {closest!r}?); a key this close to a reserved key "
-                "is not taken for an evaluator property, so rename it if it is one",
-            )
-
-
-def _reject(mapping: Mapping[str, Any], keys: Sequence[str], key_path: str, problem: str) -> None:
-    for key in keys:
-        if key in mapping:
-            raise ConfigurationError(f"{key_path}.{key}", problem)
-
-
-def _check_bool(value: object, key_path: str) -> None:
-    if not isinstance(value, bool):
-        raise ConfigurationError(key_path, f"expected true or false, got {value!r}")
-
-
-def _check_ratio(value: object, key_path: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise ConfigurationError(key_path, f"expected a number from 0.0 to 1.0, got {value!r}")
-
-
-def _check_trigger(value: object, key_path: str) -> None:
-    if value is not None and value not in _TRIGGERS:
-        raise ConfigurationError(
-            key_path, f"unknown trigger {value!r}; allowed: {', '.join(_TRIGGERS)}"
-        )
-
-
-def _check_threshold(value: object, key_path: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigurationError(key_path, f"expected a number, got {value!r}")
-
-
-def _check_control_id(value: object, key_path: str) -> None:
-    if not isinstance(value, str) or not value:
-        raise ConfigurationError(key_path, f"expected a non-empty string, got {value!r}")
-
-
-_VALUE_CHECKS: Final[Mapping[str, Callable[[object, str], None]]] = {
-    "enabled": _check_bool,
-    "trigger": _check_trigger,
-    "sampling_ratio": _check_ratio,
-    "trigger_on_failure": _check_bool,
-    "trigger_on_interrupt": _check_bool,
-    "pass_threshold": _check_threshold,
-    "control_id": _check_control_id,
-}
-
-
-def _check_values(mapping: Mapping[str, Any], key_path: str) -> None:
-    for key, check in _VALUE_CHECKS.items():
-        if key in mapping:
-            check(mapping[key], f"{key_path}.{key}")
-
-
-def _parse_evaluator_defaults(value: object) -> bool:
-    key_path = "evaluation.defaults.evaluator"
-    defaults = _mapping(value, key_path)
-    _only(defaults, key_path)
-    _check_values(defaults, key_path)
-    return bool(defaults.get("enabled", True))
-
-
-def _parse_agent_defaults(value: object) -> Mapping[str, Any]:
-    key_path = "evaluation.defaults.agent"
-    defaults = _mapping(value, key_path)
-    _only(defaults, key_path)
-    _check_values(defaults, key_path)
-    return {**_BUILT_IN_AGENT_DEFAULTS, **defaults}
-
-
-def _parse_entry(evaluator_id: str, value: object, default_enabled: bool) -> _Entry:
-    key_path = f"evaluation.evaluators.{evaluator_id}"
-    entry = _mapping(value, key_path)
-    _reject(
-        entry,
-        _BINDING_SETTINGS,
-        key_path,
-        "not allowed on an evaluator entry; set it on a binding under agents or agent_roles, "
-        "or under evaluation.defaults.agent",
-    )
-    _reject_near_misses(entry, key_path)
-    _check_values(entry, key_path)
-    return _Entry(
-        evaluator_id=evaluator_id,
-        enabled=entry.get("enabled", default_enabled),
-        control_id=entry.get("control_id"),
-        properties={key: value for key, value in entry.items() if key not in _BINDING_GROUPS},
-        agents=_parse_bindings(entry.get("agents"), f"{key_path}.agents"),
-        agent_roles=_parse_bindings(entry.get("agent_roles"), f"{key_path}.agent_roles"),
-    )
-
-
-def _parse_bindings(value: object, key_path: str) -> Mapping[str, Mapping[str, Any]]:
-    return {
-        name: _parse_binding(binding, f"{key_path}.{name}")
-        for name, binding in _mapping(value, key_path).items()
-    }
-
-
-def _parse_binding(value: object, key_path: str) -> Mapping[str, Any]:
-    binding = _mapping(value, key_path)
-    _reject(
-        binding,
-        ("control_id",),
-        key_path,
-        "not allowed on a binding; set it on the evaluator entry",
-    )
-    _reject(binding, _BINDING_GROUPS, key_path, "not allowed on a binding; bindings do not nest")
-    _reject_near_misses(binding, key_path)
-    _check_values(binding, key_path)
-    return binding
 
 
 def _role_tuple(roles: Sequence[str]) -> tuple[str, ...]:

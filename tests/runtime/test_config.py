@@ -1135,3 +1135,121 @@ def test_the_configured_pass_threshold_wins_over_the_registration():
     strict, lenient = records["strict-agent"], records["lenient-agent"]
     assert (strict.result.score, strict.pass_threshold, strict.passed) == (0.75, 0.9, False)
     assert (lenient.result.score, lenient.pass_threshold, lenient.passed) == (0.75, 0.7, True)
+
+
+# --- the models ----------------------------------------------------------------------------
+
+
+def test_a_wrong_type_deep_in_a_binding_of_a_file_names_its_key_path(tmp_path):
+    path = write(
+        tmp_path,
+        "evals.yaml",
+        """
+        evaluation:
+          evaluators:
+            quality:
+              agent_roles:
+                customer-facing: { sampling_ratio: 0.5 }
+                "*": { trigger-on-interrupt: "yes" }
+        """,
+    )
+    with pytest.raises(ConfigurationError) as caught:
+        EvaluationConfig.from_files(path)
+    key_path = "evaluation.evaluators.quality.agent_roles.*.trigger_on_interrupt"
+    assert caught.value.key_path == key_path
+    assert str(caught.value) == f"{key_path}: expected true or false, got 'yes'"
+
+
+@pytest.mark.parametrize(
+    ("document", "key_path", "suggestion"),
+    [
+        (
+            {"evaluation": {"evaluators": {"q": {"agents": {"a": {"Sampling-Rate": 0.5}}}}}},
+            "evaluation.evaluators.q.agents.a.Sampling-Rate",
+            "sampling_ratio",
+        ),
+        (
+            {"evaluation": {"defaults": {"agent": {"sampling-rate": 0.5}}}},
+            "evaluation.defaults.agent.sampling-rate",
+            "sampling_ratio",
+        ),
+        ({"evaluation": {"Evaluators": {}}}, "evaluation.Evaluators", "evaluators"),
+    ],
+)
+def test_an_unknown_key_with_a_close_match_names_its_key_path_and_the_match(
+    document, key_path, suggestion
+):
+    error = startup_error(document)
+    assert error.key_path == key_path
+    assert str(error).startswith(f"{key_path}: unknown key (did you mean {suggestion!r}?); ")
+
+
+def test_an_evaluator_given_twice_in_a_yaml_file_names_its_key_path(tmp_path):
+    path = write(
+        tmp_path,
+        "evals.yaml",
+        """
+        evaluation:
+          evaluators:
+            quality: { min_length: 3 }
+            quality: { min_length: 5 }
+        """,
+    )
+    with pytest.raises(ConfigurationError) as caught:
+        EvaluationConfig.from_files(path)
+    assert str(caught.value) == (
+        f"{path}, line 5: evaluation.evaluators.quality: key 'quality' given twice in one mapping"
+    )
+
+
+def test_the_outermost_problem_is_the_one_reported():
+    error = startup_error(
+        {
+            "evaluation": {
+                "evaluators": {"q": {"enabled": "no", "agents": {"a": {"sampling_ratio": 2}}}},
+                "evaluator": {},
+            }
+        }
+    )
+    assert error.key_path == "evaluation.evaluator"
+    error = evaluators_error({"q": {"enabled": "no", "agents": {"a": {"sampling_ratio": 2}}}})
+    assert error.key_path == "evaluation.evaluators.q.enabled"
+
+
+@pytest.mark.parametrize(
+    ("entry", "key_path", "problem"),
+    [
+        (
+            {"agents": {"a": {"trigger": ["interaction"]}}},
+            "evaluation.evaluators.q.agents.a.trigger",
+            "unknown trigger ['interaction']; allowed: interaction",
+        ),
+        (
+            {"agents": {"a": {"sampling_ratio": {"x": 1}}}},
+            "evaluation.evaluators.q.agents.a.sampling_ratio",
+            "expected a number from 0.0 to 1.0, got {'x': 1}",
+        ),
+        ({"control_id": {}}, "evaluation.evaluators.q.control_id", "expected a non-empty string"),
+        ({"enabled": []}, "evaluation.evaluators.q.enabled", "expected true or false, got []"),
+        ({("a", "b"): 1}, "evaluation.evaluators.q.('a', 'b')", "keys must be strings"),
+    ],
+)
+def test_every_model_error_is_a_configuration_error_at_its_key_path(entry, key_path, problem):
+    error = evaluators_error({"q": entry})  # a ConfigurationError, not pydantic's own error
+    assert error.key_path == key_path
+    assert str(error).startswith(f"{key_path}: {problem}")
+
+
+def test_the_document_is_the_checked_frozen_models(spec):
+    entry = spec.document.evaluation.evaluators[QUALITY]
+    assert entry.model_extra == {"min_length": 20}
+    assert entry.agents["billing-agent"].enabled is False
+    assert spec.document.evaluation.defaults.agent.sampling_ratio == 1.0
+    with pytest.raises(ValueError, match="frozen"):
+        entry.enabled = False  # type: ignore[misc]
+
+
+def test_properties_named_like_the_models_attributes_are_properties():
+    properties = {"choose": 1, "setting": 2, "model_extra": 3, "model_fields_set": 4}
+    config = config_of({"q": {**properties, "agents": {"a": {"as_written": 5}}}})
+    assert dict(config.config_for("q", "a", [])) == {**properties, "as_written": 5}

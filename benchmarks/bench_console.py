@@ -45,6 +45,7 @@ from typing import Any
 import httpx
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from langchain_evals_port.capture._records import ModelResponse, TokenUsage, ToolCallRecord
 from langchain_evals_port.console import create_app
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.runtime import (
@@ -53,7 +54,6 @@ from langchain_evals_port.runtime import (
     SqliteLedger,
     WorkUnit,
 )
-from langchain_evals_port.runtime._records import ModelResponse, TokenUsage, ToolCallRecord
 from langchain_evals_port.runtime.ledger._sql import _evaluation_row, interaction_row
 
 TARGET_MS = 300.0

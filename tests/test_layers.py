@@ -18,6 +18,7 @@ LAYER = {
     "core": 0,
     "prompts": 1,
     "judge": 1,
+    "capture": 1,
     "string": 2,
     "trajectory": 2,
     "json_match": 2,

@@ -17,13 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_evals_port.capture import InteractionRecord
 from langchain_evals_port.reporting.statistics import Interval, wilson_interval
-from langchain_evals_port.runtime import (
-    Annotation,
-    EvaluationRecord,
-    InteractionRecord,
-    WorkUnit,
-)
+from langchain_evals_port.runtime import Annotation, EvaluationRecord, WorkUnit
 from langchain_evals_port.runtime.ledger import SqlLedger
 from langchain_evals_port.runtime.ledger._pages import decode_cursor, encode_cursor
 

@@ -47,6 +47,8 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from langchain_core.caches import BaseCache
 from langchain_core.rate_limiters import BaseRateLimiter
 
+from langchain_evals_port.capture import EvaluatorConfig, Subject
+from langchain_evals_port.capture._request import build_request
 from langchain_evals_port.core import Evaluator, EvaluatorResult, arun_evaluator, canonical_json
 from langchain_evals_port.core._calls import run_awaitable
 from langchain_evals_port.core._fingerprint import changed_fields, configuration_fingerprint
@@ -58,8 +60,6 @@ from langchain_evals_port.core.errors import (
 from langchain_evals_port.judge import RefreshingCache, SqliteCache, judge_defaults
 from langchain_evals_port.judge._cache import CountingCache
 from langchain_evals_port.reporting._display import Progress
-from langchain_evals_port.runtime import EvaluatorConfig, Subject
-from langchain_evals_port.runtime._context import build_request
 
 from ._case import Case
 from ._dataset import Dataset

@@ -31,13 +31,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import to_jsonable_python
 
 from langchain_evals_port._locations import DEFAULT_STORE
+from langchain_evals_port.capture import InteractionRecord
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
 from langchain_evals_port.core._result import StoredResult
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.reporting import Agreement
 from langchain_evals_port.runtime import (
     Annotation,
-    InteractionRecord,
     agreement_by_key,
     case_subject,
     pair_annotations,

@@ -2,7 +2,7 @@
 
 Any Runnable, compiled LangGraph graph, plain or async function, or a ``"module:attr"`` string
 naming one becomes a ``Target``. Each run goes through the online runtime's capture machinery
-(``runtime.capture.BoundAgent``), so what the app did — its messages, tool calls and results,
+(``capture.BoundAgent``), so what the app did — its messages, tool calls and results,
 token usage, timing, and the exception if it raised — is the same ``InteractionRecord`` the
 runtime records in production, and trajectory evaluators and cost figures need no extra code.
 A graph runs each case on its own thread (``configurable.thread_id`` = case id and trial).
@@ -16,8 +16,8 @@ from typing import Any, TypeAlias
 
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 
+from langchain_evals_port.capture import BoundAgent, InteractionRecord, TokenUsage
 from langchain_evals_port.core.errors import EvaluatorUsageError
-from langchain_evals_port.runtime import BoundAgent, InteractionRecord, TokenUsage
 
 from ._specs import import_spec
 

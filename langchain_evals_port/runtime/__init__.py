@@ -14,38 +14,34 @@ People's labels are ``Annotation`` records beside the evaluations (``ledger.anno
 key, how well the evaluators agree with them.
 """
 
-from ._agreement import JudgedPair, agreement_by_key, ledger_agreement, pair_annotations
-from ._annotation import Annotation, AnnotationConflictError, AnnotationSubject, case_subject
-from ._annotation_files import AnnotationImportError, import_annotations
-from ._config import (
-    Binding,
-    ConfigKeyError,
-    ConfigTypeError,
-    ConfigurationError,
-    EvaluationConfig,
-    EvaluatorConfig,
+from langchain_evals_port.capture import (
+    BoundAgent,
+    DetailedReply,
+    InteractionCallbackHandler,
+    InteractionSink,
 )
-from ._context import EvaluationContext, request_for
-from ._ids import evaluation_id, sampled
-from ._records import (
-    Claim,
-    EvaluationRecord,
+from langchain_evals_port.capture._config import ConfigKeyError, ConfigTypeError, EvaluatorConfig
+from langchain_evals_port.capture._records import (
     InteractionFailure,
     InteractionRecord,
     InteractionStatus,
     ModelResponse,
-    Page,
     Subject,
     TokenUsage,
     ToolCallRecord,
-    Trigger,
-    WorkUnit,
 )
+from langchain_evals_port.capture._scope import current_evaluation_id, evaluation_scope
+
+from ._agreement import JudgedPair, agreement_by_key, ledger_agreement, pair_annotations
+from ._annotation import Annotation, AnnotationConflictError, AnnotationSubject, case_subject
+from ._annotation_files import AnnotationImportError, import_annotations
+from ._config import Binding, ConfigurationError, EvaluationConfig
+from ._context import EvaluationContext, request_for
+from ._ids import evaluation_id, sampled
+from ._records import Claim, EvaluationRecord, Page, Trigger, WorkUnit
 from ._redact import redact_text
 from ._registry import Registration, RegistrationTarget
 from ._runtime import EvaluationRuntime, WaitingEvaluation
-from ._scope import current_evaluation_id, evaluation_scope
-from .capture import BoundAgent, DetailedReply, InteractionCallbackHandler, InteractionSink
 from .durable import DurableEvaluator
 from .ledger import (
     CheckpointerUnavailableError,

@@ -14,9 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from langchain_evals_port.capture._records import utc_now
 from langchain_evals_port.core.errors import EvalsError
-
-from ._records import utc_now
 
 __all__ = ["Annotation", "AnnotationConflictError", "AnnotationSubject", "case_subject"]
 

@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.callbacks.manager import AsyncCallbackManager
 from langchain_core.runnables import RunnableConfig
 
+from langchain_evals_port.capture._records import InteractionRecord
+from langchain_evals_port.capture._request import build_request
+from langchain_evals_port.capture._scope import evaluation_scope
 from langchain_evals_port.core import EvaluatorResult, results_of
 from langchain_evals_port.core.errors import (
     EvaluationFailure,
@@ -32,10 +35,9 @@ from langchain_evals_port.core.errors import (
     classify_failure,
 )
 
-from ._context import EvaluationContext, build_request
-from ._records import EvaluationRecord, InteractionRecord, WorkUnit
+from ._context import EvaluationContext
+from ._records import EvaluationRecord, WorkUnit
 from ._registry import Registered
-from ._scope import evaluation_scope
 from .durable._engine import CheckpointKept, DurableEngine, Paused
 from .ledger._protocol import checkpoint_storage
 

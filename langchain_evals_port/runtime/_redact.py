@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._records import InteractionRecord
+from langchain_evals_port.capture._records import InteractionRecord
 
 __all__ = ["redact_text"]
 

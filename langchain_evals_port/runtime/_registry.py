@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from langchain_evals_port.capture._request import RequestBuilder
 from langchain_evals_port.core import Evaluator
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
-from ._context import RequestBuilder
 from .durable import DurableEvaluator
 
 if TYPE_CHECKING:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.runnables import Runnable
 
 from langchain_evals_port._locations import DEFAULT_LEDGER
+from langchain_evals_port.capture import BoundAgent, InteractionCallbackHandler
+from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.core import EvalRequest, EvalTracer, current_tracer
 from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
@@ -35,9 +37,8 @@ from ._config import EvaluationConfig
 from ._dispatch import FOREVER, Dispatcher, DispatchSettings
 from ._execute import RetryPolicy, UnitExecutor
 from ._ids import sampled
-from ._records import EvaluationRecord, InteractionRecord, WorkUnit
+from ._records import EvaluationRecord, WorkUnit
 from ._registry import RegistrationTarget, registry
-from .capture import BoundAgent, InteractionCallbackHandler
 from .ledger import Holder, Ledger, SqliteLedger
 
 if TYPE_CHECKING:

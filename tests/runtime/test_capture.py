@@ -21,12 +21,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import Command, Interrupt, interrupt
 
+from langchain_evals_port.capture import BoundAgent, DetailedReply, InteractionCallbackHandler
 from langchain_evals_port.runtime import InteractionRecord, ToolCallRecord, evaluation_scope
-from langchain_evals_port.runtime.capture import (
-    BoundAgent,
-    DetailedReply,
-    InteractionCallbackHandler,
-)
 from langchain_evals_port.testing import ScriptedChatModel, ScriptedProviderError, ToolCallReply
 
 SYSTEM = "You answer weather questions."
@@ -753,3 +749,13 @@ def test_a_reply_that_cannot_be_recorded_is_not_acknowledged() -> None:
     agent = BoundAgent(RunnableLambda(str.upper), sink=BrokenSink(), agent_id="echo")
     with pytest.raises(OSError, match="disk full"):
         agent.invoke("hello")
+
+
+def test_the_old_capture_path_warns_and_gives_the_same_class() -> None:
+    import langchain_evals_port.runtime.capture as old
+    from langchain_evals_port.capture import BoundAgent
+
+    with pytest.warns(
+        DeprecationWarning, match="import BoundAgent from langchain_evals_port.capture"
+    ):
+        assert old.BoundAgent is BoundAgent

@@ -7,16 +7,10 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 
 from langchain_evals_port import LevenshteinDistance, evaluator
+from langchain_evals_port.capture._config import ConfigKeyError, ConfigTypeError, EvaluatorConfig
 from langchain_evals_port.core.errors import EvalsError, EvaluatorUsageError
 from langchain_evals_port.runtime import EvaluationRuntime, InMemoryLedger, Registration
-from langchain_evals_port.runtime._config import (
-    Binding,
-    ConfigKeyError,
-    ConfigTypeError,
-    ConfigurationError,
-    EvaluationConfig,
-    EvaluatorConfig,
-)
+from langchain_evals_port.runtime._config import Binding, ConfigurationError, EvaluationConfig
 from langchain_evals_port.runtime.testkit import runtime_testkit
 
 QUALITY = "interaction-quality-evaluator"

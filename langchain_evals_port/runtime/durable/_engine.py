@@ -28,20 +28,20 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
-from langchain_evals_port.core import EvaluatorResult, Score
-from langchain_evals_port.core.errors import (
-    EvaluationTimeoutError,
-    EvaluatorUsageError,
-    classify_failure,
-)
-from langchain_evals_port.runtime._records import (
+from langchain_evals_port.capture._records import (
     InteractionFailure,
     InteractionRecord,
     ModelResponse,
     TokenUsage,
     ToolCallRecord,
 )
-from langchain_evals_port.runtime._scope import evaluation_scope
+from langchain_evals_port.capture._scope import evaluation_scope
+from langchain_evals_port.core import EvaluatorResult, Score
+from langchain_evals_port.core.errors import (
+    EvaluationTimeoutError,
+    EvaluatorUsageError,
+    classify_failure,
+)
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver

@@ -54,10 +54,11 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.memory import InMemorySaver
 
+from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.core._calls import run_awaitable
 from langchain_evals_port.runtime._config import EvaluationConfig
 from langchain_evals_port.runtime._execute import Park, RetryPolicy, UnitExecutor
-from langchain_evals_port.runtime._records import EvaluationRecord, InteractionRecord, WorkUnit
+from langchain_evals_port.runtime._records import EvaluationRecord, WorkUnit
 from langchain_evals_port.runtime._registry import Registered, Registration, registry
 from langchain_evals_port.runtime.ledger import InMemoryLedger
 from langchain_evals_port.runtime.ledger._queue import resumed_unit

@@ -13,12 +13,12 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.runtime._annotation import (
     Annotation,
     AnnotationConflictError,
     AnnotationSubject,
 )
-from langchain_evals_port.runtime._records import InteractionRecord
 
 from ._pages import epoch
 from ._reconnect import retried

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TypeVar
 
-from langchain_evals_port.runtime._records import EvaluationRecord, InteractionRecord, Page
+from langchain_evals_port.capture._records import InteractionRecord
+from langchain_evals_port.runtime._records import EvaluationRecord, Page
 
 __all__ = [
     "check_limit",

@@ -21,7 +21,8 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from langchain_evals_port.runtime._records import InteractionRecord, WorkUnit
+from langchain_evals_port.capture._records import InteractionRecord
+from langchain_evals_port.runtime._records import WorkUnit
 
 from ._sql import Session, SqlLedger, interaction_row
 

@@ -23,13 +23,8 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from langchain_evals_port.runtime._records import (
-    Claim,
-    EvaluationRecord,
-    InteractionRecord,
-    Page,
-    WorkUnit,
-)
+from langchain_evals_port.capture._records import InteractionRecord
+from langchain_evals_port.runtime._records import Claim, EvaluationRecord, Page, WorkUnit
 
 from ._errors import CheckpointerUnavailableError
 

@@ -25,13 +25,8 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from langchain_evals_port.runtime._records import (
-    Claim,
-    EvaluationRecord,
-    InteractionRecord,
-    Page,
-    WorkUnit,
-)
+from langchain_evals_port.capture._records import InteractionRecord
+from langchain_evals_port.runtime._records import Claim, EvaluationRecord, Page, WorkUnit
 
 from ._annotations import Annotations
 from ._errors import InteractionNotFoundError, LedgerSchemaError

@@ -37,16 +37,14 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple, empty_checkpoint
 
-from langchain_evals_port.core import EvaluatorResult
-from langchain_evals_port.runtime._records import (
-    Claim,
-    EvaluationRecord,
+from langchain_evals_port.capture._records import (
     InteractionRecord,
     ModelResponse,
     TokenUsage,
     ToolCallRecord,
-    WorkUnit,
 )
+from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.runtime._records import Claim, EvaluationRecord, WorkUnit
 
 from . import InteractionNotFoundError, Ledger, SupportsCheckpoints, export_jsonl
 

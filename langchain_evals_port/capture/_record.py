@@ -25,7 +25,7 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables.utils import Output
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
-from langchain_evals_port.runtime._records import (
+from langchain_evals_port.capture._records import (
     InteractionFailure,
     InteractionRecord,
     InteractionStatus,

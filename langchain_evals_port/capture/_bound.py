@@ -18,10 +18,8 @@ from langchain_core.runnables.graph import Graph
 from langchain_core.runnables.utils import ConfigurableFieldSpec, Input, Output
 from langchain_core.utils.pydantic import TypeBaseModel
 
-from langchain_evals_port.runtime._records import (
-    InteractionRecord,
-)
-from langchain_evals_port.runtime._scope import current_evaluation_id
+from langchain_evals_port.capture._records import InteractionRecord
+from langchain_evals_port.capture._scope import current_evaluation_id
 
 from ._handler import BoundCapture, new_run_id
 from ._record import (

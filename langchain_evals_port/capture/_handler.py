@@ -19,7 +19,7 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import LLMResult
 
-from langchain_evals_port.runtime._scope import current_evaluation_id
+from langchain_evals_port.capture._scope import current_evaluation_id
 
 from ._record import InteractionSink, Origin, RunCapture, optional_str
 

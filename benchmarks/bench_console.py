@@ -54,7 +54,7 @@ from langchain_evals_port.runtime import (
     SqliteLedger,
     WorkUnit,
 )
-from langchain_evals_port.runtime.ledger._sql import _evaluation_row, interaction_row
+from langchain_evals_port.storage._sql import _evaluation_row, interaction_row
 
 TARGET_MS = 300.0
 INTERACTIONS = 100_000

@@ -19,6 +19,7 @@ LAYER = {
     "prompts": 1,
     "judge": 1,
     "capture": 1,
+    "storage": 2,
     "string": 2,
     "trajectory": 2,
     "json_match": 2,

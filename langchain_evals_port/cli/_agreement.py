@@ -44,7 +44,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     """The ``agreement`` command: the process exit status."""
     from langchain_evals_port.core.errors import EvalsError
     from langchain_evals_port.runtime import ledger_agreement
-    from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
+    from langchain_evals_port.storage import SqlLedger, open_ledger
 
     from ._locations import NO_LEDGER, checked_location
 

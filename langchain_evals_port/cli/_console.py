@@ -82,7 +82,7 @@ def run_console(args: argparse.Namespace) -> int:
         return 2
     from langchain_evals_port.core.errors import EvalsError
     from langchain_evals_port.experiments import ExperimentStore
-    from langchain_evals_port.runtime.ledger import SqlLedger, open_ledger
+    from langchain_evals_port.storage import SqlLedger, open_ledger
 
     from ._locations import NO_LEDGER, checked_location
 

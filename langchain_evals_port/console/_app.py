@@ -35,7 +35,7 @@ from urllib.parse import quote, urlsplit
 from langchain_evals_port.reporting._charts import Chart, chart_layout
 from langchain_evals_port.reporting._pages import STYLE_SHEET, moment, plotly_path
 from langchain_evals_port.reporting.statistics import wilson_interval
-from langchain_evals_port.runtime.ledger import InteractionNotFoundError, SqlLedger
+from langchain_evals_port.storage import InteractionNotFoundError, SqlLedger
 
 from ._annotations import AnnotationForm, problem
 from ._experiments import experiment_routes

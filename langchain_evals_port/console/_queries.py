@@ -20,8 +20,8 @@ from typing import Any
 from langchain_evals_port.capture import InteractionRecord
 from langchain_evals_port.reporting.statistics import Interval, wilson_interval
 from langchain_evals_port.runtime import Annotation, EvaluationRecord, WorkUnit
-from langchain_evals_port.runtime.ledger import SqlLedger
-from langchain_evals_port.runtime.ledger._pages import decode_cursor, encode_cursor
+from langchain_evals_port.storage import SqlLedger
+from langchain_evals_port.storage._pages import decode_cursor, encode_cursor
 
 __all__ = [
     "Bucket",

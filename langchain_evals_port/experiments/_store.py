@@ -42,7 +42,7 @@ from langchain_evals_port.runtime import (
     case_subject,
     pair_annotations,
 )
-from langchain_evals_port.runtime.ledger import (
+from langchain_evals_port.storage import (
     Holder,
     PostgresLedger,
     RunClaim,

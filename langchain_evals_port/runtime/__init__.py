@@ -31,19 +31,7 @@ from langchain_evals_port.capture._records import (
     ToolCallRecord,
 )
 from langchain_evals_port.capture._scope import current_evaluation_id, evaluation_scope
-
-from ._agreement import JudgedPair, agreement_by_key, ledger_agreement, pair_annotations
-from ._annotation import Annotation, AnnotationConflictError, AnnotationSubject, case_subject
-from ._annotation_files import AnnotationImportError, import_annotations
-from ._config import Binding, ConfigurationError, EvaluationConfig
-from ._context import EvaluationContext, request_for
-from ._ids import evaluation_id, sampled
-from ._records import Claim, EvaluationRecord, Page, Trigger, WorkUnit
-from ._redact import redact_text
-from ._registry import Registration, RegistrationTarget
-from ._runtime import EvaluationRuntime, WaitingEvaluation
-from .durable import DurableEvaluator
-from .ledger import (
+from langchain_evals_port.storage import (
     CheckpointerUnavailableError,
     InMemoryLedger,
     InteractionNotFoundError,
@@ -55,6 +43,24 @@ from .ledger import (
     export_jsonl,
     open_ledger,
 )
+from langchain_evals_port.storage._annotation import (
+    Annotation,
+    AnnotationConflictError,
+    AnnotationSubject,
+    case_subject,
+)
+from langchain_evals_port.storage._ids import evaluation_id
+from langchain_evals_port.storage._records import Claim, EvaluationRecord, Page, Trigger, WorkUnit
+
+from ._agreement import JudgedPair, agreement_by_key, ledger_agreement, pair_annotations
+from ._annotation_files import AnnotationImportError, import_annotations
+from ._config import Binding, ConfigurationError, EvaluationConfig
+from ._context import EvaluationContext, request_for
+from ._ids import sampled
+from ._redact import redact_text
+from ._registry import Registration, RegistrationTarget
+from ._runtime import EvaluationRuntime, WaitingEvaluation
+from .durable import DurableEvaluator
 
 __all__ = [
     "Annotation",

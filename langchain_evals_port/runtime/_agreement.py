@@ -14,10 +14,9 @@ from datetime import datetime
 
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.reporting import Agreement, agreement
-
-from ._annotation import Annotation
-from .ledger import SqlLedger
-from .ledger._pages import epoch
+from langchain_evals_port.storage import SqlLedger
+from langchain_evals_port.storage._annotation import Annotation
+from langchain_evals_port.storage._pages import epoch
 
 __all__ = ["JudgedPair", "agreement_by_key", "ledger_agreement", "pair_annotations"]
 

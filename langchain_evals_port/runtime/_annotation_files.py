@@ -18,9 +18,12 @@ from pydantic import ValidationError
 
 from langchain_evals_port.core._documents import DocumentError, read_csv, read_json
 from langchain_evals_port.core.errors import EvalsError
-
-from ._annotation import Annotation, AnnotationConflictError, case_subject
-from .ledger import SqlLedger
+from langchain_evals_port.storage import SqlLedger
+from langchain_evals_port.storage._annotation import (
+    Annotation,
+    AnnotationConflictError,
+    case_subject,
+)
 
 __all__ = ["COLUMNS", "AnnotationImportError", "import_annotations"]
 

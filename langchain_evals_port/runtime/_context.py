@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 from langchain_evals_port.capture._config import EvaluatorConfig
 from langchain_evals_port.capture._records import InteractionRecord, Subject
 from langchain_evals_port.core import EvalRequest, Evaluator
-
-from ._records import Trigger
+from langchain_evals_port.storage._records import Trigger
 
 if TYPE_CHECKING:
-    from .ledger import Ledger
+    from langchain_evals_port.storage import Ledger
 
 from langchain_evals_port.capture import RequestBuilder, build_request
 

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langchain_evals_port.core._stops import stops_contained
+from langchain_evals_port.storage import Ledger
+from langchain_evals_port.storage._records import Claim, EvaluationRecord, WorkUnit
 
 from ._execute import Park, Retry
-from ._records import Claim, EvaluationRecord, WorkUnit
-from .ledger import Ledger
 
 __all__ = ["DispatchSettings", "Dispatcher"]
 

@@ -34,18 +34,19 @@ from langchain_evals_port.core.errors import (
     EvaluatorUsageError,
     classify_failure,
 )
+from langchain_evals_port.storage._protocol import checkpoint_storage
+from langchain_evals_port.storage._records import EvaluationRecord, WorkUnit
 
 from ._context import EvaluationContext
-from ._records import EvaluationRecord, WorkUnit
 from ._registry import Registered
 from .durable._engine import CheckpointKept, DurableEngine, Paused
-from .ledger._protocol import checkpoint_storage
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
+    from langchain_evals_port.storage import Ledger
+
     from ._config import EvaluationConfig
-    from .ledger import Ledger
 
 __all__ = ["Park", "Retry", "RetryPolicy", "UnitExecutor"]
 

@@ -32,14 +32,14 @@ from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.core import EvalRequest, EvalTracer, current_tracer
 from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.storage import Holder, Ledger, SqliteLedger
+from langchain_evals_port.storage._records import EvaluationRecord, WorkUnit
 
 from ._config import EvaluationConfig
 from ._dispatch import FOREVER, Dispatcher, DispatchSettings
 from ._execute import RetryPolicy, UnitExecutor
 from ._ids import sampled
-from ._records import EvaluationRecord, WorkUnit
 from ._registry import RegistrationTarget, registry
-from .ledger import Holder, Ledger, SqliteLedger
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver

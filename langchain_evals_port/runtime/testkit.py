@@ -26,11 +26,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
+from langchain_evals_port.storage import InMemoryLedger, Ledger, SqliteLedger
+
 from ._config import EvaluationConfig
 from ._context import request_for
 from ._registry import RegistrationTarget
 from ._runtime import EvaluationRuntime
-from .ledger import InMemoryLedger, Ledger, SqliteLedger
 
 __all__ = ["request_for", "runtime_testkit"]
 

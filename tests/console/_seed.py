@@ -12,7 +12,7 @@ from langchain_evals_port import ExactMatch, Score, evaluator
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.experiments import Dataset, run_experiment
 from langchain_evals_port.runtime import EvaluationRecord, InteractionRecord, WorkUnit
-from langchain_evals_port.runtime.ledger import SqlLedger
+from langchain_evals_port.storage import SqlLedger
 
 SCRIPT = "<script>alert(1)</script>"
 """Untrusted text in a transcript: the console shows it, never runs it."""

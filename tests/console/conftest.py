@@ -13,7 +13,7 @@ from _browser import CHROMIUM, Tab
 from _postgres_server import postgres_dsn
 from _seed import seed_small
 
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

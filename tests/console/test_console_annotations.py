@@ -13,7 +13,7 @@ pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
 
 from langchain_evals_port.console import create_app
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 
 def _csrf(client: TestClient) -> str:

@@ -21,7 +21,7 @@ from starlette.testclient import TestClient
 from langchain_evals_port.console import create_app
 from langchain_evals_port.experiments import ExperimentStore, report_html, write_report
 from langchain_evals_port.runtime import case_subject
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 PAGE = "/experiments/candidate-run"
 POST = "/experiments/candidate-run/annotations"

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from _seed import seed_small
 
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 pytestmark = pytest.mark.processes
 

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from langchain_evals_port.cli import main
 from langchain_evals_port.console import create_app
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
 
 from langchain_evals_port.console import create_app
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 
 def test_the_overview_shows_each_evaluator_s_pass_rate_with_its_interval(

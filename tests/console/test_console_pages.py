@@ -16,7 +16,7 @@ from _browser import serving
 from _seed import evaluation, interaction, seed_small
 
 from langchain_evals_port.core import EvaluatorResult
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 pytest.importorskip("uvicorn", reason="the console extra is not installed")
 

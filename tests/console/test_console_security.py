@@ -17,7 +17,7 @@ import pytest
 from _browser import serving
 from _seed import seed_small
 
-from langchain_evals_port.runtime.ledger import SqliteLedger
+from langchain_evals_port.storage import SqliteLedger
 
 pytest.importorskip("uvicorn", reason="the console extra is not installed")
 

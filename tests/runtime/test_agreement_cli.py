@@ -18,7 +18,7 @@ from langchain_evals_port.runtime import (
     PostgresLedger,
     SqliteLedger,
 )
-from langchain_evals_port.runtime.ledger import SqlLedger
+from langchain_evals_port.storage import SqlLedger
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -29,7 +29,7 @@ from langchain_evals_port.runtime import (
     import_annotations,
     ledger_agreement,
 )
-from langchain_evals_port.runtime.ledger import SqlLedger
+from langchain_evals_port.storage import SqlLedger
 
 ANNOTATIONS = 6
 """The schema version that made the annotations table."""

@@ -1,5 +1,5 @@
 """Every ledger of the package passes the shipped contract suite
-(``langchain_evals_port.runtime.ledger.contract``), which others run on ledgers of their own.
+(``langchain_evals_port.storage.contract``), which others run on ledgers of their own.
 
 A new ledger of the package joins by adding one factory to ``FACTORIES`` (it may call
 ``pytest.skip`` when its server is not available).
@@ -14,7 +14,7 @@ import pytest
 from _postgres_server import open_postgres_ledger
 
 from langchain_evals_port.runtime import InMemoryLedger, Ledger, SqliteLedger
-from langchain_evals_port.runtime.ledger.contract import LedgerContract
+from langchain_evals_port.storage.contract import LedgerContract
 
 FACTORIES: dict[str, Callable[[Path], Ledger]] = {
     "memory": lambda folder: InMemoryLedger(),

@@ -26,9 +26,9 @@ from langchain_evals_port.runtime import (
     PostgresLedger,
     SqliteLedger,
 )
-from langchain_evals_port.runtime.ledger import _sql as sql_module
-from langchain_evals_port.runtime.ledger._migrations import outcome_to_results
-from langchain_evals_port.runtime.ledger._sql import SqlLedger
+from langchain_evals_port.storage import _sql as sql_module
+from langchain_evals_port.storage._migrations import outcome_to_results
+from langchain_evals_port.storage._sql import SqlLedger
 
 SNAPSHOTS = Path(__file__).parent / "ledger_snapshots"
 

@@ -302,7 +302,7 @@ def test_a_malformed_dsn_is_named():
     ],
 )
 def test_redact_dsn(dsn, shown):
-    from langchain_evals_port.runtime.ledger._postgres import redact_dsn
+    from langchain_evals_port.storage._postgres import redact_dsn
 
     assert redact_dsn(dsn) == shown
 
@@ -347,10 +347,10 @@ def test_postgres_ledger_is_exported_and_needs_psycopg_only_when_created():
 @pytest.mark.processes
 def test_importing_the_package_imports_neither_psycopg_nor_pytest():
     # Both are optional: psycopg until a PostgresLedger is created, pytest until the ledger
-    # contract suite (langchain_evals_port.runtime.ledger.contract) runs.
+    # contract suite (langchain_evals_port.storage.contract) runs.
     code = (
         "import sys, langchain_evals_port, langchain_evals_port.runtime, "
-        "langchain_evals_port.runtime.ledger._postgres; "
+        "langchain_evals_port.storage._postgres; "
         "print(sorted(m for m in sys.modules if m.startswith(('psycopg', 'pytest', '_pytest'))))"
     )
     run = subprocess.run(

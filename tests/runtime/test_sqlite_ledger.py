@@ -157,3 +157,21 @@ def test_threads_that_end_leave_no_open_connection(tmp_path: Path) -> None:
         thread.join()
     assert open_files() <= before + 2
     ledger.close()
+
+
+def test_the_old_ledger_paths_warn_and_give_the_storage_names() -> None:
+    import warnings
+
+    import langchain_evals_port.runtime.ledger as old
+    import langchain_evals_port.runtime.ledger.contract as old_contract
+    from langchain_evals_port import storage
+    from langchain_evals_port.storage import contract
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert old.SqliteLedger is storage.SqliteLedger
+        assert old_contract.LedgerContract is contract.LedgerContract
+    assert [str(w.message).split(";")[0] for w in seen] == [
+        "langchain_evals_port.runtime.ledger is deprecated",
+        "langchain_evals_port.runtime.ledger.contract is deprecated",
+    ]

@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from langchain_evals_port.runtime._context import EvaluationContext
-    from langchain_evals_port.runtime._records import EvaluationRecord, WorkUnit
-    from langchain_evals_port.runtime.ledger import Ledger
+    from langchain_evals_port.storage import Ledger
+    from langchain_evals_port.storage._records import EvaluationRecord, WorkUnit
 
     from ._evaluator import DurableEvaluator
 

@@ -58,10 +58,10 @@ from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.core._calls import run_awaitable
 from langchain_evals_port.runtime._config import EvaluationConfig
 from langchain_evals_port.runtime._execute import Park, RetryPolicy, UnitExecutor
-from langchain_evals_port.runtime._records import EvaluationRecord, WorkUnit
 from langchain_evals_port.runtime._registry import Registered, Registration, registry
-from langchain_evals_port.runtime.ledger import InMemoryLedger
-from langchain_evals_port.runtime.ledger._queue import resumed_unit
+from langchain_evals_port.storage import InMemoryLedger
+from langchain_evals_port.storage._queue import resumed_unit
+from langchain_evals_port.storage._records import EvaluationRecord, WorkUnit
 
 from ._engine import DurableEngine
 from ._evaluator import DurableEvaluator

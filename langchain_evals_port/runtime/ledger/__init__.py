@@ -1,44 +1,19 @@
-"""The ledger: where interactions, evaluation records and the work queue between them live.
+"""Deprecated: the ledger lives in ``langchain_evals_port.storage`` now (below both modes);
+the names here load from there, with a ``DeprecationWarning``."""
 
-``Ledger`` is the protocol; ``InMemoryLedger`` (tests, short runs), ``SqliteLedger`` (one file,
-the default) and ``PostgresLedger`` (a shared database) implement it, and ``open_ledger``
-picks one from a path or DSN. Each of them also keeps durable evaluations' LangGraph
-checkpoints on its own storage (``SupportsCheckpoints``), and the SQL ledgers keep the
-experiments of ``langchain_evals_port.experiments`` (``ExperimentRuns``).
-``langchain_evals_port.runtime.ledger.contract`` holds the tests every ledger passes, for a
-ledger of your own to run too.
-"""
+import importlib
+import warnings
+from typing import Any
 
-from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
-from ._experiment_runs import ExperimentRow, ExperimentRuns, RunClaim, RunRow, RunWrite
-from ._export import export_jsonl
-from ._holder import Holder
-from ._memory import InMemoryLedger
-from ._open import open_ledger
 
-# Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
-# ``PostgresLedger`` is created, so this package imports without it.
-from ._postgres import PostgresLedger
-from ._protocol import Ledger, SupportsCheckpoints
-from ._sql import SqlLedger
-from ._sqlite import SqliteLedger
-
-__all__ = [
-    "CheckpointerUnavailableError",
-    "ExperimentRow",
-    "ExperimentRuns",
-    "Holder",
-    "InMemoryLedger",
-    "InteractionNotFoundError",
-    "Ledger",
-    "LedgerSchemaError",
-    "PostgresLedger",
-    "RunClaim",
-    "RunRow",
-    "RunWrite",
-    "SqlLedger",
-    "SqliteLedger",
-    "SupportsCheckpoints",
-    "export_jsonl",
-    "open_ledger",
-]
+def __getattr__(name: str) -> Any:
+    storage = importlib.import_module("langchain_evals_port.storage")
+    if name not in storage.__all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"langchain_evals_port.runtime.ledger is deprecated; import {name} from "
+        "langchain_evals_port.storage",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(storage, name)

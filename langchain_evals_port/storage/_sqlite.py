@@ -28,7 +28,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.core._sqlite import switch_to_wal
-from langchain_evals_port.runtime._records import Claim, WorkUnit
+from langchain_evals_port.storage._records import Claim, WorkUnit
 
 from ._sql import Session, SqlLedger, interaction_row
 

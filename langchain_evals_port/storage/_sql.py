@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from pydantic import BaseModel
 
 from langchain_evals_port.capture._records import InteractionRecord
-from langchain_evals_port.runtime._records import Claim, EvaluationRecord, Page, WorkUnit
+from langchain_evals_port.storage._records import Claim, EvaluationRecord, Page, WorkUnit
 
 from ._annotations import Annotations
 from ._errors import InteractionNotFoundError, LedgerSchemaError

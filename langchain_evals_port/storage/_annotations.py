@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_evals_port.capture._records import InteractionRecord
-from langchain_evals_port.runtime._annotation import (
+from langchain_evals_port.storage._annotation import (
     Annotation,
     AnnotationConflictError,
     AnnotationSubject,

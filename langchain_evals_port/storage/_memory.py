@@ -18,7 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langchain_evals_port.capture._records import InteractionRecord
-from langchain_evals_port.runtime._records import Claim, EvaluationRecord, Page, WorkUnit
+from langchain_evals_port.storage._records import Claim, EvaluationRecord, Page, WorkUnit
 
 from ._errors import InteractionNotFoundError
 from ._pages import check_limit, decode_cursor, epoch, evaluation_key, interaction_key, page_of

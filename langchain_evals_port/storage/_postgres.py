@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from langchain_evals_port.capture._records import InteractionRecord
-from langchain_evals_port.runtime._records import WorkUnit
+from langchain_evals_port.storage._records import WorkUnit
 
 from ._sql import Session, SqlLedger, interaction_row
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_evals_port.runtime._records import Claim, EvaluationRecord, WorkUnit
+from langchain_evals_port.storage._records import Claim, EvaluationRecord, WorkUnit
 
 __all__ = ["check_completion", "check_lease", "released_unit", "resumed_unit"]
 

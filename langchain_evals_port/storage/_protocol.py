@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_evals_port.capture._records import InteractionRecord
-from langchain_evals_port.runtime._records import Claim, EvaluationRecord, Page, WorkUnit
+from langchain_evals_port.storage._records import Claim, EvaluationRecord, Page, WorkUnit
 
 from ._errors import CheckpointerUnavailableError
 

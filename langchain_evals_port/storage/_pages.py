@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from typing import TypeVar
 
 from langchain_evals_port.capture._records import InteractionRecord
-from langchain_evals_port.runtime._records import EvaluationRecord, Page
+from langchain_evals_port.storage._records import EvaluationRecord, Page
 
 __all__ = [
     "check_limit",

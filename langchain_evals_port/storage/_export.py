@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from langchain_evals_port.capture._records import InteractionRecord
-from langchain_evals_port.runtime._records import EvaluationRecord, Page
+from langchain_evals_port.storage._records import EvaluationRecord, Page
 
 from ._protocol import Ledger
 

@@ -55,7 +55,7 @@ from langchain_evals_port.core.errors import (
     EvaluatorUsageError,
 )
 from langchain_evals_port.judge import RefreshingCache, SqliteCache, judge_defaults
-from langchain_evals_port.judge._cache import CountingCache
+from langchain_evals_port.judge._cache_layers import CountingCache
 from langchain_evals_port.reporting._display import Progress
 from langchain_evals_port.runtime import EvaluatorConfig, Subject
 from langchain_evals_port.runtime._context import build_request

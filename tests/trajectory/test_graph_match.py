@@ -12,12 +12,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 from langchain_evals_port import EvaluatorInputError, EvaluatorResult
-from langchain_evals_port.trajectory._graph import (
-    GraphTrajectory,
-    GraphTrajectoryMatch,
-    GraphTurn,
-    extract_graph_trajectory,
-)
+from langchain_evals_port.trajectory._graph import GraphTrajectoryMatch
+from langchain_evals_port.trajectory._graph_extract import extract_graph_trajectory
+from langchain_evals_port.trajectory._graph_trajectory import GraphTrajectory, GraphTurn
 
 MODES = ["strict", "unordered", "subset", "superset", "in_order"]
 

@@ -114,6 +114,8 @@ def checked_reply(reply: object, where: str) -> ScriptedReply:
 
 
 def reply_message(reply: ScriptedReply, *, structured: bool, number: int) -> AIMessage:
+    """The AI message a scripted reply stands for (an exception reply is raised); tool calls
+    without an id get one made from the call's ``number``."""
     if isinstance(reply, BaseException):
         raise reply
     if isinstance(reply, str):
@@ -154,6 +156,7 @@ def _message_chars(message: BaseMessage) -> int:
 
 
 def estimate_usage(messages: list[BaseMessage], reply: AIMessage) -> UsageMetadata:
+    """Token usage of a call, estimated at four characters a token."""
     # Four characters a token is the usual rule of thumb for English text; tests only need
     # counts that are positive and grow with the text.
     input_tokens = -(-sum(_message_chars(message) for message in messages) // 4)
@@ -171,6 +174,8 @@ def estimate_usage(messages: list[BaseMessage], reply: AIMessage) -> UsageMetada
 def parse_structured(
     message: AIMessage, schema: dict[str, Any] | type
 ) -> dict[str, Any] | BaseModel:
+    """The structured object a reply's JSON text holds, validated into ``schema`` when it is
+    a pydantic class; ``OutputParserException`` when it does not parse or match."""
     text = message.text
     try:
         value = json.loads(text)
@@ -193,6 +198,7 @@ def parse_structured(
 
 
 def as_chunk(result: ChatResult) -> ChatGenerationChunk:
+    """A reply as the one (and last) chunk of a stream."""
     message = cast("AIMessage", result.generations[0].message)
     chunk = AIMessageChunk(
         content=message.content,

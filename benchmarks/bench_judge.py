@@ -401,7 +401,10 @@ def _where(function: tuple[str, int, str]) -> str:
 
 
 def _ours(function: tuple[str, int, str]) -> bool:
-    return "langchain_evals_port/" in function[0] and "testing.py" not in function[0]
+    return (
+        "langchain_evals_port/" in function[0]
+        and "langchain_evals_port/testing/" not in function[0]
+    )
 
 
 async def _profiled(

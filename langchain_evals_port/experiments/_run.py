@@ -58,7 +58,7 @@ from langchain_evals_port.core.errors import (
     EvaluatorUsageError,
 )
 from langchain_evals_port.judge import RefreshingCache, SqliteCache, judge_defaults
-from langchain_evals_port.judge._cache import CountingCache
+from langchain_evals_port.judge._cache_layers import CountingCache
 from langchain_evals_port.reporting._display import Progress
 
 from ._case import Case

@@ -20,13 +20,14 @@ evaluators, and leaves the application's model calls alone.
 from langchain_evals_port.core.errors import JudgeOutputError
 
 from ._attachments import Attachment
-from ._cache import RefreshingCache, SqliteCache
+from ._cache_layers import RefreshingCache
 from ._defaults import judge_defaults
 from ._ensemble import JudgeEnsemble
 from ._judge import LLMJudge
 from ._model import JudgeModel, default_judge_configured, set_default_judge, with_cache
 from ._pairwise import PairwiseLLMJudge
 from ._render import FewShotExample, PromptSource
+from ._sqlite_cache import SqliteCache
 from ._structured import StructuredOutputMode, extract_json
 
 __all__ = [

@@ -29,7 +29,7 @@ from langchain_core.runnables.base import RunnableBindingBase
 
 from langchain_evals_port.core.errors import EvaluatorInputError
 
-from ._cache import AcceptedRepliesCache
+from ._cache_layers import AcceptedRepliesCache
 from ._model import JudgeModel, checked_cache, resolve_judge, with_cache
 
 # A long scope that sees a new judge model per evaluation must not keep them all.

@@ -22,7 +22,7 @@ from langchain_evals_port.core import EvalRequest, Evaluator, Score
 from langchain_evals_port.core.errors import EvaluatorInputError, EvaluatorUsageError
 from langchain_evals_port.prompts import PromptText
 
-from ._cache import CacheLabels
+from ._cache_scope import CacheLabels
 from ._defaults import current_defaults, judge_model
 from ._ensemble import Vote, decide
 from ._model import (

@@ -22,7 +22,7 @@ from langchain_core.runnables.base import RunnableBindingBase
 
 from langchain_evals_port.core.errors import EvaluatorInputError
 
-from ._cache import OutputSchemaKeyedCache, SampleKeyedCache
+from ._cache_layers import OutputSchemaKeyedCache, SampleKeyedCache
 
 JudgeModel = BaseChatModel | Runnable[Any, Any] | str
 """A chat model, a wrapped chat model, or a ``"provider:model"`` string."""

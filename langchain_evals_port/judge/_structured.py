@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from langchain_evals_port.core.errors import EvaluationFailure, JudgeOutputError
 
-from ._cache import CacheLabels, astore, held_writes, labelled, store
+from ._cache_scope import CacheLabels, astore, held_writes, labelled, store
 from ._model import ResolvedJudge
 
 T = TypeVar("T")

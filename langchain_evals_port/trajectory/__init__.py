@@ -13,14 +13,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._args import ToolArgsMatcher, ToolArgsMatchMode, ToolArgsOverride
-from ._graph import (
-    GraphTrajectory,
-    GraphTrajectoryMatch,
-    GraphTrajectoryMatchMode,
-    GraphTurn,
-    aextract_graph_trajectory,
-    extract_graph_trajectory,
-)
+from ._graph import GraphTrajectoryMatch, GraphTrajectoryMatchMode
+from ._graph_extract import aextract_graph_trajectory, extract_graph_trajectory
+from ._graph_trajectory import GraphTrajectory, GraphTurn
 from ._match import TrajectoryMatch, TrajectoryMatchMode
 
 if TYPE_CHECKING:

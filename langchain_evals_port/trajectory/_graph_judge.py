@@ -18,7 +18,7 @@ from pydantic import Field, SkipValidation
 from langchain_evals_port.core import EvalRequest, OutputsKind, canonical_value
 from langchain_evals_port.core.errors import CanonicalizationError, EvaluatorInputError
 from langchain_evals_port.judge import LLMJudge, PromptSource
-from langchain_evals_port.trajectory._graph import (
+from langchain_evals_port.trajectory._graph_trajectory import (
     RESUME_KEY,
     START_STEP,
     GraphTrajectory,

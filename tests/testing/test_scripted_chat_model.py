@@ -16,8 +16,11 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, ValidationError
 from typing_extensions import TypedDict
 
+from langchain_evals_port.core._fingerprint import _described
 from langchain_evals_port.core.errors import failure_code
 from langchain_evals_port.testing import (
+    HashingEmbeddings,
+    ScriptedCall,
     ScriptedChatModel,
     ScriptedProviderError,
     ScriptExhaustedError,
@@ -449,3 +452,20 @@ def test_responder_reply_is_checked() -> None:
 
     with pytest.raises(TypeError, match="responder"):
         model.invoke("x")
+
+
+def test_the_classes_are_named_by_the_public_module_as_stored_fingerprints_name_them():
+    # An experiment keeps a judge's model as its class's module and name (and a pickle names
+    # a class so): the package's layout must not change them.
+    for kind in (
+        HashingEmbeddings,
+        ScriptExhaustedError,
+        ScriptedCall,
+        ScriptedChatModel,
+        ScriptedProviderError,
+        ToolCallReply,
+    ):
+        assert kind.__module__ == "langchain_evals_port.testing"
+    assert (
+        _described(ScriptedChatModel())["type"] == "langchain_evals_port.testing.ScriptedChatModel"
+    )

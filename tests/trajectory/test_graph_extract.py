@@ -14,11 +14,11 @@ from langgraph.types import Command, interrupt
 
 from langchain_evals_port import EvaluatorInputError
 from langchain_evals_port.testing import ScriptedChatModel, ToolCallReply
-from langchain_evals_port.trajectory._graph import (
-    GraphTrajectory,
+from langchain_evals_port.trajectory._graph_extract import (
     aextract_graph_trajectory,
     extract_graph_trajectory,
 )
+from langchain_evals_port.trajectory._graph_trajectory import GraphTrajectory
 
 # --- a support agent: conditional edges, a compiled subgraph as a node, an interrupt -------
 

@@ -14,7 +14,7 @@ from langgraph.types import Command, interrupt
 
 from langchain_evals_port import EvaluatorInputError
 from langchain_evals_port.testing import ScriptedChatModel
-from langchain_evals_port.trajectory._graph import extract_graph_trajectory
+from langchain_evals_port.trajectory._graph_extract import extract_graph_trajectory
 from langchain_evals_port.trajectory._graph_judge import (
     GRAPH_TRAJECTORY_PROMPT,
     GraphTrajectoryLLMJudge,
@@ -167,7 +167,7 @@ def test_values_without_json_form_are_shown_by_repr():
         def __repr__(self) -> str:
             return "<Opaque 7>"
 
-    from langchain_evals_port.trajectory._graph import GraphTrajectory, GraphTurn
+    from langchain_evals_port.trajectory._graph_trajectory import GraphTrajectory, GraphTurn
 
     text = render_graph_thread(GraphTrajectory(turns=(GraphTurn(result={"x": Opaque()}),)))
     assert "{'x': <Opaque 7>}" in text

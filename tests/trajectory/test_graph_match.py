@@ -12,12 +12,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 from langchain_evals_port import EvaluatorInputError, EvaluatorResult
-from langchain_evals_port.trajectory._graph import (
-    GraphTrajectory,
-    GraphTrajectoryMatch,
-    GraphTurn,
-    extract_graph_trajectory,
-)
+from langchain_evals_port.core._fingerprint import configuration_fingerprint
+from langchain_evals_port.trajectory._graph import GraphTrajectoryMatch
+from langchain_evals_port.trajectory._graph_extract import extract_graph_trajectory
+from langchain_evals_port.trajectory._graph_trajectory import GraphTrajectory, GraphTurn
 
 MODES = ["strict", "unordered", "subset", "superset", "in_order"]
 
@@ -244,3 +242,10 @@ def test_extracted_trajectory_against_reference_steps():
     assert not in_order(outputs=trajectory, reference_outputs=[["reply", "classify"], [], []])[
         "score"
     ]
+
+
+def test_the_fingerprint_names_the_matcher_as_stored_experiments_do():
+    # An experiment stored with the matcher refuses to resume when its class's module changes.
+    assert configuration_fingerprint(GraphTrajectoryMatch())["type"] == (
+        '"langchain_evals_port.trajectory._graph.GraphTrajectoryMatch"'
+    )

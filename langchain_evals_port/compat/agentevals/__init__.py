@@ -50,8 +50,8 @@ from langchain_evals_port.compat.agentevals.types import (
     ExtractedLangGraphThreadTrajectory,
     GraphTrajectory,
 )
-from langchain_evals_port.trajectory._graph import (
-    GraphTrajectoryMatch,
+from langchain_evals_port.trajectory._graph import GraphTrajectoryMatch
+from langchain_evals_port.trajectory._graph_extract import (
     aextract_graph_trajectory,
     extract_graph_trajectory,
 )

@@ -16,7 +16,7 @@ What runs inside a user's process is checked there, each in a fresh process:
    a JSONL file twice and compares the two, from a folder of the user's own modules.
 6. ``langchain-evals console`` without the ``console`` extra says how to install it (exit
    2), rather than failing with a traceback.
-7. the labelled sets of ``langchain_evals_port.calibration`` load from the installed package,
+7. the labelled sets of ``langchain_evals_port.trust.calibration`` load from the installed package,
    and ``langchain-evals calibrate`` with a model it cannot build (no API key) says so (exit
    2), rather than failing with a traceback.
 
@@ -278,7 +278,7 @@ def check_calibrate(root: Path) -> str:
         [
             sys.executable,
             "-c",
-            "from langchain_evals_port.calibration import SHIPPED_SETS, shipped_labels\n"
+            "from langchain_evals_port.trust.calibration import SHIPPED_SETS, shipped_labels\n"
             "print(sum(len(shipped_labels(name)) for name in SHIPPED_SETS))",
         ],
         capture_output=True,

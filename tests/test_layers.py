@@ -1,9 +1,12 @@
-"""The package's layers: imports point down, the runtime has no import cycle, and no import
-inside a function papers over one.
+"""The package's layers: imports point down, the two modes never import each other, the
+runtime has no import cycle, and no import inside a function papers over one.
 
-Layers, bottom up: ``core``; ``judge`` and ``prompts``; the families (``string``,
-``trajectory``, ``json_match``, ``code``); ``simulation``, ``reporting``, ``integrations``;
-``runtime``; ``experiments``; ``console`` and ``calibration``; the entry points (``cli``, ``pytest_plugin``, ``compat``, ``testing``).
+Layers, bottom up: ``core``; ``judge``, ``prompts`` and ``capture`` (binding an app, the
+interaction record, the one request builder); ``storage`` (the ledger, its records and
+migrations) beside the families (``string``, ``trajectory``, ``json_match``, ``code``);
+``simulation``, ``reporting``, ``integrations``; ``trust`` (annotations, agreement,
+calibration); the two modes as peers, ``runtime`` (online) and ``experiments`` (offline);
+``console`` over both; the entry points (``cli``, ``pytest_plugin``, ``compat``, ``testing``).
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ LAYER = {
     "simulation": 3,
     "reporting": 3,
     "integrations": 3,
-    "runtime": 4,
+    "trust": 4,
+    # The two modes are peers: at one level, neither may import the other.
+    "runtime": 5,
     "experiments": 5,
     "console": 6,
-    "calibration": 6,
 }
 
 
@@ -128,3 +132,48 @@ def test_no_import_inside_a_runtime_function_reaches_another_runtime_module():
         and imported.startswith(f"{NAME}.runtime")
     ]
     assert inside == []
+
+
+def test_the_two_modes_never_import_each_other_and_the_console_imports_no_runtime() -> None:
+    forbidden = {("runtime", "experiments"), ("experiments", "runtime"), ("console", "runtime")}
+    crossing = [
+        f"{importer} imports {imported}"
+        for importer, imported, _ in _imports()
+        if (_family(importer), _family(imported)) in forbidden
+    ]
+    assert crossing == []
+
+
+def test_no_import_inside_a_function_reaches_another_layered_package() -> None:
+    # Lazy imports are for optional dependencies; between our own packages they hide a circle.
+    inside = [
+        f"{importer} imports {imported}"
+        for importer, imported, in_function in _imports()
+        if in_function
+        and _family(importer) is not None
+        and _family(imported) is not None
+        and _family(importer) != _family(imported)
+    ]
+    assert inside == []
+
+
+def test_the_import_paths_of_before_the_layers_warn_and_give_the_same_objects() -> None:
+    import importlib
+    import warnings
+
+    moved = [
+        ("reporting", "Agreement", "trust"),
+        ("reporting", "agreement", "trust"),
+        ("runtime", "ledger_agreement", "trust"),
+        ("runtime", "import_annotations", "trust"),
+        ("calibration", "calibrate", "trust.calibration"),
+        ("runtime.capture", "BoundAgent", "capture"),
+        ("runtime.ledger", "PostgresLedger", "storage"),
+    ]
+    for old, name, new in moved:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            value = getattr(importlib.import_module(f"{NAME}.{old}"), name)
+        assert value is getattr(importlib.import_module(f"{NAME}.{new}"), name)
+        assert [w.category for w in seen] == [DeprecationWarning], (old, name)
+        assert f"{NAME}.{new}" in str(seen[0].message)

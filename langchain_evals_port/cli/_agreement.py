@@ -43,8 +43,8 @@ def add_agreement(commands: Any) -> None:
 def run_agreement(args: argparse.Namespace) -> int:
     """The ``agreement`` command: the process exit status."""
     from langchain_evals_port.core.errors import EvalsError
-    from langchain_evals_port.runtime import ledger_agreement
     from langchain_evals_port.storage import SqlLedger, open_ledger
+    from langchain_evals_port.trust import ledger_agreement
 
     from ._locations import NO_LEDGER, checked_location
 

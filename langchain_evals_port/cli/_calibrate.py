@@ -1,5 +1,6 @@
 """``langchain-evals calibrate``: how well catalog judge prompts agree with labelled cases on a
-model of your choice, or your own judge with your labels (``langchain_evals_port.calibration``).
+model of your choice, or your own judge with your labels
+(``langchain_evals_port.trust.calibration``).
 """
 
 from __future__ import annotations
@@ -52,9 +53,9 @@ def add_calibrate(commands: Any) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """The ``calibrate`` command: the process exit status."""
-    from langchain_evals_port.calibration import calibrate
     from langchain_evals_port.core.errors import EvalsError
     from langchain_evals_port.experiments._specs import import_spec
+    from langchain_evals_port.trust.calibration import calibrate
 
     try:
         judge = None

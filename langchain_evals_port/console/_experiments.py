@@ -30,7 +30,7 @@ from langchain_evals_port.experiments import (
     ExperimentStore,
 )
 from langchain_evals_port.experiments._page import SHOW, comparison_context, experiment_context
-from langchain_evals_port.runtime import Annotation
+from langchain_evals_port.storage import Annotation
 
 from ._annotations import AnnotationForm, problem
 

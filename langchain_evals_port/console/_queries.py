@@ -19,8 +19,7 @@ from typing import Any
 
 from langchain_evals_port.capture import InteractionRecord
 from langchain_evals_port.reporting.statistics import Interval, wilson_interval
-from langchain_evals_port.runtime import Annotation, EvaluationRecord, WorkUnit
-from langchain_evals_port.storage import SqlLedger
+from langchain_evals_port.storage import Annotation, EvaluationRecord, SqlLedger, WorkUnit
 from langchain_evals_port.storage._pages import decode_cursor, encode_cursor
 
 __all__ = [

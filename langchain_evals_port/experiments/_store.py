@@ -35,14 +35,8 @@ from langchain_evals_port.capture import InteractionRecord
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
 from langchain_evals_port.core._result import StoredResult
 from langchain_evals_port.core.errors import EvaluatorUsageError
-from langchain_evals_port.reporting import Agreement
-from langchain_evals_port.runtime import (
-    Annotation,
-    agreement_by_key,
-    case_subject,
-    pair_annotations,
-)
 from langchain_evals_port.storage import (
+    Annotation,
     Holder,
     PostgresLedger,
     RunClaim,
@@ -50,7 +44,9 @@ from langchain_evals_port.storage import (
     RunWrite,
     SqliteLedger,
     SqlLedger,
+    case_subject,
 )
+from langchain_evals_port.trust import Agreement, agreement_by_key, pair_annotations
 
 from ._case import Case
 from ._result import CaseResult, ExperimentResult

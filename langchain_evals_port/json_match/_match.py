@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.utils import gather_with_concurrency
 from pydantic import Field, PrivateAttr, SkipValidation
 
 from langchain_evals_port.core import EvalRequest, Evaluator, EvaluatorResult, OutputsKind
+from langchain_evals_port.judge import LLMJudge, default_judge_configured
 
 from ._objects import KeyPaths
 from ._pairing import ListMatchMode
 from ._plan import Plan, build_plan
 from ._results import Aggregator, build_results
 from ._rubric import SYSTEM_PROMPT, USER_PROMPT, JudgeCall, collect, judge_calls
-
-if TYPE_CHECKING:
-    from langchain_evals_port.judge import LLMJudge
 
 Reply = Mapping[str, Any] | Exception
 
@@ -116,8 +114,6 @@ class JsonMatch(Evaluator):
                 "a judge model is only used for rubric keys; pass rubric={key: criterion} "
                 "or drop the model"
             )
-        from langchain_evals_port.judge import default_judge_configured
-
         if self.rubric and self.model is None and not default_judge_configured():
             raise ValueError(
                 "rubric keys are graded by a judge model: pass model=..., or configure a "
@@ -159,8 +155,6 @@ class JsonMatch(Evaluator):
     def _judge(self, call: JudgeCall) -> LLMJudge:
         # One judge per output schema, kept across evaluations, so what a judge learns about
         # its model (auto mode's fallback, the structured runnable) is not thrown away.
-        from langchain_evals_port.judge import LLMJudge
-
         key = json.dumps(call.schema, sort_keys=True)
         judge = self._judges.get(key)
         if judge is None:

@@ -9,14 +9,17 @@ and charts (``templates/``): Plotly's when it is installed, else plain SVG lines
 
 ``summarize``, ``compare`` and ``gate`` (also in ``reporting.statistics``, whose documentation
 says how each interval is computed) give every key its mean with a 95 % interval, compare two
-runs case by case, and fail only on a drop outside the noise. ``agreement`` measures how well
-a judge agrees with people's labels: accuracy, Cohen's κ with its interval, the confusion
-matrix, precision and recall of "fail", Spearman's rho for numeric scores.
+runs case by case, and fail only on a drop outside the noise. How well a judge agrees with
+people's labels is ``langchain_evals_port.trust``'s (``agreement``, ``Agreement``; importing
+them from here still works, with a ``DeprecationWarning``).
 
 This package is not imported by ``import langchain_evals_port``; import it explicitly.
 """
 
-from ._agreement import Agreement, agreement
+import importlib
+import warnings
+from typing import Any
+
 from ._report import SCHEMA_VERSION, EvalReport
 from ._statistics import (
     GateResult,
@@ -32,16 +35,27 @@ from ._summary import ReportEntry
 
 __all__ = [
     "SCHEMA_VERSION",
-    "Agreement",
     "EvalReport",
     "GateResult",
     "Interval",
     "KeyComparison",
     "KeyStatistics",
     "ReportEntry",
-    "agreement",
     "compare",
     "gate",
     "summarize",
     "wilson_interval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in ("Agreement", "agreement"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"importing {name} from langchain_evals_port.reporting is deprecated; import it from "
+        "langchain_evals_port.trust",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    # Not a module-level import: trust builds on reporting, this only forwards old names.
+    return getattr(importlib.import_module("langchain_evals_port.trust"), name)

@@ -9,11 +9,15 @@ the background, recording the core ``EvaluatorResult`` of each evaluation: a ver
 inconclusive, or failed (an error). ``DurableEvaluator`` registers a LangGraph graph that
 survives restarts. ``testkit`` has the test helpers.
 
-People's labels are ``Annotation`` records beside the evaluations (``ledger.annotate(...)``,
-``import_annotations`` from CSV or JSONL), and ``ledger_agreement`` measures, per feedback
-key, how well the evaluators agree with them.
+The ledgers and the records they keep are ``langchain_evals_port.storage``'s, the captured
+interaction ``langchain_evals_port.capture``'s (both re-exported here); people's labels and
+how well evaluators agree with them are ``langchain_evals_port.trust``'s.
 """
 
+import warnings
+from typing import Any
+
+from langchain_evals_port import trust
 from langchain_evals_port.capture import (
     BoundAgent,
     DetailedReply,
@@ -52,8 +56,6 @@ from langchain_evals_port.storage._annotation import (
 from langchain_evals_port.storage._ids import evaluation_id
 from langchain_evals_port.storage._records import Claim, EvaluationRecord, Page, Trigger, WorkUnit
 
-from ._agreement import JudgedPair, agreement_by_key, ledger_agreement, pair_annotations
-from ._annotation_files import AnnotationImportError, import_annotations
 from ._config import Binding, ConfigurationError, EvaluationConfig
 from ._context import EvaluationContext, request_for
 from ._ids import sampled
@@ -65,7 +67,6 @@ from .durable import DurableEvaluator
 __all__ = [
     "Annotation",
     "AnnotationConflictError",
-    "AnnotationImportError",
     "AnnotationSubject",
     "Binding",
     "BoundAgent",
@@ -88,7 +89,6 @@ __all__ = [
     "InteractionRecord",
     "InteractionSink",
     "InteractionStatus",
-    "JudgedPair",
     "Ledger",
     "LedgerSchemaError",
     "ModelResponse",
@@ -104,17 +104,34 @@ __all__ = [
     "Trigger",
     "WaitingEvaluation",
     "WorkUnit",
-    "agreement_by_key",
     "case_subject",
     "current_evaluation_id",
     "evaluation_id",
     "evaluation_scope",
     "export_jsonl",
-    "import_annotations",
-    "ledger_agreement",
     "open_ledger",
-    "pair_annotations",
     "redact_text",
     "request_for",
     "sampled",
 ]
+
+_TRUST = (
+    "AnnotationImportError",
+    "JudgedPair",
+    "agreement_by_key",
+    "import_annotations",
+    "ledger_agreement",
+    "pair_annotations",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _TRUST:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"importing {name} from langchain_evals_port.runtime is deprecated; import it from "
+        "langchain_evals_port.trust",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(trust, name)

@@ -10,7 +10,12 @@ import sys
 
 import pytest
 
-from langchain_evals_port.calibration import (
+from langchain_evals_port.cli import main
+from langchain_evals_port.core.errors import EvaluatorUsageError
+from langchain_evals_port.judge import LLMJudge
+from langchain_evals_port.prompts import get_prompt
+from langchain_evals_port.testing import ScriptedChatModel
+from langchain_evals_port.trust.calibration import (
     SHIPPED_SETS,
     LabelledCase,
     LabelsError,
@@ -18,12 +23,7 @@ from langchain_evals_port.calibration import (
     load_labels,
     shipped_labels,
 )
-from langchain_evals_port.calibration._labels import check_variables
-from langchain_evals_port.cli import main
-from langchain_evals_port.core.errors import EvaluatorUsageError
-from langchain_evals_port.judge import LLMJudge
-from langchain_evals_port.prompts import get_prompt
-from langchain_evals_port.testing import ScriptedChatModel
+from langchain_evals_port.trust.calibration._labels import check_variables
 
 USAGE = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
 
@@ -76,7 +76,7 @@ def test_calibration_over_a_labelled_set_gives_the_hand_counted_figures():
         (True, False): 1,
         (False, False): 2,
     }
-    # κ's interval, Fleiss-Cohen-Everitt (reporting._agreement), rows the judge's class: the
+    # κ's interval, Fleiss-Cohen-Everitt (trust._agreement), rows the judge's class: the
     # cells are 5/9 and 2/9 on the diagonal, 1/9 off it; both raters pass 6/9, fail 3/9.
     # A = 5/9·(1 - 12/9·1/2)² + 2/9·(1 - 6/9·1/2)² = 5/81 + 8/81 = 13/81
     # B = (1/2)²·(1/9·(6/9 + 3/9)² + 1/9·(3/9 + 6/9)²) = 1/18

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from langchain_evals_port.core import EvaluatorResult
-from langchain_evals_port.reporting import agreement
+from langchain_evals_port.trust import agreement
 
 # 20 pairs, rows the judge, columns the person:
 #                human pass  human fail

@@ -20,16 +20,14 @@ from pydantic import ValidationError
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.runtime import (
     AnnotationConflictError,
-    AnnotationImportError,
     EvaluationRecord,
     InteractionNotFoundError,
     InteractionRecord,
     PostgresLedger,
     SqliteLedger,
-    import_annotations,
-    ledger_agreement,
 )
 from langchain_evals_port.storage import SqlLedger
+from langchain_evals_port.trust import AnnotationImportError, import_annotations, ledger_agreement
 
 ANNOTATIONS = 6
 """The schema version that made the annotations table."""

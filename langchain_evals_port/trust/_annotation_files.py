@@ -98,7 +98,7 @@ def import_annotations(ledger: SqlLedger, path: str | os.PathLike[str]) -> int:
         >>> import_annotations(ledger, folder / "labels.csv")
         Traceback (most recent call last):
         ...
-        langchain_evals_port.runtime._annotation_files.AnnotationImportError: \
+        langchain_evals_port.trust._annotation_files.AnnotationImportError: \
 .../labels.csv, line 3: score: expected true, false, pass, fail or a number, got 'maybe'
         >>> ledger.close()
     """

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from langchain_evals_port.reporting import Agreement, Interval, wilson_interval
+from langchain_evals_port.reporting import Interval, wilson_interval
 from langchain_evals_port.reporting._display import terminal
 from langchain_evals_port.reporting._render import figure
+from langchain_evals_port.trust import Agreement
 
 if TYPE_CHECKING:
     from rich.table import Table

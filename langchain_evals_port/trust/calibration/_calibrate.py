@@ -18,9 +18,9 @@ from langchain_evals_port.core.errors import EvalsError, EvaluatorInputError, Ev
 from langchain_evals_port.judge import JudgeModel, LLMJudge
 from langchain_evals_port.judge._model import model_name, resolve_judge
 from langchain_evals_port.prompts import PromptText, catalog, get_prompt
-from langchain_evals_port.reporting import agreement
 from langchain_evals_port.reporting._display import Progress
 from langchain_evals_port.trajectory import TrajectoryLLMJudge
+from langchain_evals_port.trust import agreement
 
 from ._labels import (
     SHIPPED_SETS,

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from langchain_evals_port.core import EvaluatorResult
-from langchain_evals_port.reporting import Agreement, agreement
 from langchain_evals_port.storage import SqlLedger
 from langchain_evals_port.storage._annotation import Annotation
 from langchain_evals_port.storage._pages import epoch
+
+from ._agreement import Agreement, agreement
 
 __all__ = ["JudgedPair", "agreement_by_key", "ledger_agreement", "pair_annotations"]
 

@@ -39,9 +39,8 @@ from statistics import NormalDist
 from typing import Literal
 
 from langchain_evals_port.core import EvaluatorResult
-
-from ._render import figure
-from ._statistics import Interval
+from langchain_evals_port.reporting._render import figure
+from langchain_evals_port.reporting._statistics import Interval
 
 __all__ = ["Agreement", "Category", "agreement"]
 

@@ -32,7 +32,6 @@ from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.core import EvalRequest, EvalTracer, current_tracer
 from langchain_evals_port.core._tracing import reported_by_caller
 from langchain_evals_port.core.errors import EvaluatorUsageError
-from langchain_evals_port.integrations.langsmith import LangSmithFeedbackTracer
 from langchain_evals_port.storage import Holder, Ledger, SqliteLedger
 from langchain_evals_port.storage._records import EvaluationRecord, WorkUnit
 
@@ -475,6 +474,9 @@ def _roles(roles: Sequence[str]) -> tuple[str, ...]:
 def _tracers(tracer: EvalTracer | None, langsmith_feedback: bool | EvalTracer) -> list[EvalTracer]:
     tracers = [t for t in (tracer or current_tracer(),) if t is not None]
     if langsmith_feedback is True:
+        # Here, not at the top: it loads langsmith.testing, which imports pytest.
+        from langchain_evals_port.integrations.langsmith import LangSmithFeedbackTracer
+
         tracers.append(LangSmithFeedbackTracer())
     elif langsmith_feedback is not False:
         tracers.append(langsmith_feedback)

@@ -254,7 +254,7 @@ def test_an_interrupted_run_says_how_to_resume_and_the_resumed_run_what_it_reuse
     assert "Traceback" not in err
     [line] = [line for line in err.splitlines() if "resume" in line]
     kept = int(line.split("interrupted: ")[1].split(" of 12")[0])
-    assert 2 <= kept < 12, line
+    assert 2 <= kept <= 12, line  # on a loaded machine the interrupt may land after the last run
     assert line.endswith(
         "of 12 runs of target-1 finished and kept; to resume, run the same "
         "command with --name target-1"

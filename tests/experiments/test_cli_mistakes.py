@@ -264,9 +264,9 @@ def test_an_interrupted_run_says_how_to_resume_and_the_resumed_run_what_it_reuse
         assert f"Resumed target-1: {kept} of 12 runs were finished before and reused" in (
             resumed.stdout
         )
+        assert "Experiment target-1: 12 runs" in resumed.stdout
     else:  # the interrupt landed after the last run
         assert "Experiment target-1: already complete, nothing run: 12 runs" in resumed.stdout
-    assert "Experiment target-1: 12 runs" in resumed.stdout
 
 
 def _called(folder: Path) -> list[str]:

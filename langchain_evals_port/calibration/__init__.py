@@ -1,19 +1,8 @@
-"""Deprecated: calibration is ``langchain_evals_port.trust.calibration``; the names here load
-from there, with a ``DeprecationWarning``."""
+"""Deprecated: calibration is ``langchain_evals_port.trust.calibration``; the names
+here load from there, with a ``DeprecationWarning``."""
 
-import importlib
-import warnings
-from typing import Any
+from langchain_evals_port._moved import forwarding
 
-
-def __getattr__(name: str) -> Any:
-    calibration = importlib.import_module("langchain_evals_port.trust.calibration")
-    if name not in calibration.__all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"langchain_evals_port.calibration is deprecated; import {name} from "
-        "langchain_evals_port.trust.calibration",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(calibration, name)
+__getattr__ = forwarding(
+    "langchain_evals_port.calibration", "langchain_evals_port.trust.calibration"
+)

@@ -87,3 +87,20 @@ def theirs(dataset: Any, concurrency: int) -> None:
         len(case.assertions) == 2 and all(a.value is True for a in case.assertions.values())
         for case in report.cases
     )
+
+
+def floor(cases: int, concurrency: int) -> None:
+    """The same sleeps under a semaphore and nothing else: the least wall this machine
+    allows at the moment (the event loop's own wake-ups under its current load)."""
+
+    async def one(limit: asyncio.Semaphore, n: int) -> None:
+        async with limit:
+            output = await target({"n": n})
+            await asyncio.gather(asyncio.sleep(LATENCY), asyncio.sleep(0))
+            assert output == str(2 * n)
+
+    async def every() -> None:
+        limit = asyncio.Semaphore(concurrency)
+        await asyncio.gather(*(one(limit, n) for n in range(cases)))
+
+    asyncio.run(every())

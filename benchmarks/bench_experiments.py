@@ -1,6 +1,30 @@
 """``run_experiment`` at scale, side by side with pydantic-evals and ``langsmith.evaluate``,
 measured in one run.
 
+Figures (issue 22, item 7; medians of 5 runs; two cores shared with other work, load average
+0.8-1.5 over each run; "before" is main's package before the item, run with this script just
+before "after", so both sides of each row come from the same run):
+
+| anchors' workload, 1,000 cases, concurrency 32 | before | after |
+|---|---|---|
+| ours: wall (x ideal 1.25 s) | 1.60 s (1.28x) | 1.45 s (1.16x; target <= 1.15x) |
+| ours: CPU per case | 0.77 ms | 0.59 ms (target: <= pydantic-evals') |
+| pydantic-evals, same run: wall, CPU per case | 1.54 s (1.23x), 0.32 ms | 1.54 s (1.23x), 0.31 ms |
+| ours / pydantic-evals: CPU, wall | 2.40x, 1.04x | 1.91x, 0.95x |
+| the sleeps alone under a semaphore: wall | 1.34 s (1.07x) | 1.33 s (1.06x) |
+| LangChain-shaped: ours, CPU per case, wall | 2.36 ms, 2.66 s | 2.33 ms, 2.38 s |
+| ours / ``langsmith.aevaluate`` (same run): CPU | 0.32x | 0.28x |
+
+What went: LangChain's four ``inspect.signature`` calls per call of a function target (read
+once now), a free slot waiting for its claim's commit and for its run's record to be written
+(claims are made a batch ahead, in the background, in the same trip to the store's thread as
+the writes due then), pydantic's deep copy of mutable defaults per request and result. What
+is left, per case (py-spy, GIL held): LangChain's chain run around the target and its
+callback configuration for the target and each evaluator (about a third), the store's writes
+and trips to its thread (a trip costs about 0.1 ms of CPU on this machine; about 0.3 per
+case), pydantic models (the interaction record, requests, results) and the garbage collector
+(about 0.06 ms). Two 20 ms sleeps per case leave the wall within 0.1 s of the bare sleeps'.
+
 Every figure is the median of ``--repeats`` runs (the CPU and the wall each on its own;
 the spread is printed too), and the load average is printed at the start and the end: the
 machine has two cores other work shares, so the wall varies with it more than the CPU does.

@@ -1,12 +1,54 @@
-"""``run_experiment`` at scale, side by side with ``langsmith.evaluate``, measured in one run.
+"""``run_experiment`` at scale, side by side with pydantic-evals and ``langsmith.evaluate``,
+measured in one run.
 
-The app (``_experiment_app.py``) is an async function making one call of a scripted chat
-model that takes 20 ms, so the capture machinery records a model call per case; the
-evaluators are ``ExactMatch()`` and an ``LLMJudge`` (``CORRECTNESS_PROMPT``) on a scripted
-judge that takes 20 ms and always says true. Every run is checked (all scores true, one app
-call and one judge call per case) before its figures are printed. Printed:
+Figures (issue 22, item 7; medians of 5 runs; two cores shared with other work, load average
+0.8-1.5 over each run; "before" is main's package before the item, run with this script just
+before "after", so both sides of each row come from the same run):
 
-1. ``--cases`` cases at ``--concurrency``, on a SQLite store: wall time against the ideal
+| anchors' workload, 1,000 cases, concurrency 32 | before | after |
+|---|---|---|
+| ours: wall (x ideal 1.25 s) | 1.60 s (1.28x) | 1.45 s (1.16x; target <= 1.15x) |
+| ours: CPU per case | 0.77 ms | 0.59 ms (target: <= pydantic-evals') |
+| pydantic-evals, same run: wall, CPU per case | 1.54 s (1.23x), 0.32 ms | 1.54 s (1.23x), 0.31 ms |
+| ours / pydantic-evals: CPU, wall | 2.40x, 1.04x | 1.91x, 0.95x |
+| the sleeps alone under a semaphore: wall | 1.34 s (1.07x) | 1.33 s (1.06x) |
+| LangChain-shaped: ours, CPU per case, wall | 2.36 ms, 2.66 s | 2.33 ms, 2.38 s |
+| ours / ``langsmith.aevaluate`` (same run): CPU | 0.32x | 0.28x |
+
+What went: LangChain's four ``inspect.signature`` calls per call of a function target (read
+once now), a free slot waiting for its claim's commit and for its run's record to be written
+(claims are made a batch ahead, in the background, in the same trip to the store's thread as
+the writes due then), pydantic's deep copy of mutable defaults per request and result. What
+is left, per case (py-spy, GIL held): LangChain's chain run around the target and its
+callback configuration for the target and each evaluator (about a third), the store's writes
+and trips to its thread (a trip costs about 0.1 ms of CPU on this machine; about 0.3 per
+case), pydantic models (the interaction record, requests, results) and the garbage collector
+(about 0.06 ms). Two 20 ms sleeps per case leave the wall within 0.1 s of the bare sleeps'.
+
+Every figure is the median of ``--repeats`` runs (the CPU and the wall each on its own;
+the spread is printed too), and the load average is printed at the start and the end: the
+machine has two cores other work shares, so the wall varies with it more than the CPU does.
+
+1. The anchors' workload (``_function_workload.py``), side by side with pydantic-evals in
+   the same run, alternating: ``--cases`` cases, an async function target sleeping 20 ms,
+   an exact match and a 20 ms async function judge (a plain function evaluator that sleeps,
+   no model), ``--concurrency`` at a time; ideal wall = cases / concurrency x 40 ms
+   (1.25 s; ceil(cases / concurrency) x 40 ms = 1.28 s is the least a semaphore allows).
+   Ours is ``run_experiment`` on the default SQLite store in a temporary folder with the
+   judge cache on; theirs ``pydantic_evals.Dataset(cases=...).evaluate(task,
+   max_concurrency=...)`` with ``EqualsExpected`` and an ``Evaluator`` whose ``async def
+   evaluate`` sleeps. Printed: wall, wall / ideal (target <= 1.15x), CPU per case (target:
+   <= pydantic-evals') and ours / theirs; and the same sleeps under a semaphore with no
+   framework at all, the least wall the loaded machine allows at that moment.
+
+The LangChain-shaped workload (parts 2 to 4): the app (``_experiment_app.py``) is an async
+function making one call of a scripted chat model that takes 20 ms, so the capture machinery
+records a model call per case; the evaluators are ``ExactMatch()`` and an ``LLMJudge``
+(``CORRECTNESS_PROMPT``) on a scripted judge that takes 20 ms and always says true. Every
+run is checked (all scores true, one app call and one judge call per case) before its
+figures are printed. Printed:
+
+2. ``--cases`` cases at ``--concurrency``, on a SQLite store: wall time against the ideal
    (cases x (20 ms app + 20 ms judge) / concurrency; target <= 1.2x) and process CPU per
    case (``time.process_time()``, all threads); at 32 runs in flight the event loop's CPU,
    not the models' latency, sets the pace (wall ~= cases x CPU per case). The same app and
@@ -19,14 +61,14 @@ call and one judge call per case) before its figures are printed. Printed:
    and OpenEvals' async judge. CPU per case ours / theirs (target <= 0.6x). LangSmith's CPU
    includes draining the runs its tracer still posts to the stand-in: LangChain model calls
    inside the target are uploaded even with ``upload_results=False`` (counted and printed).
-2. The same experiment again under new names in the same store, so the judge cache
+3. The same experiment again under new names in the same store, so the judge cache
    (``judge-cache.db``) is warm: judge calls made (target 0) and wall as % of the first run
    (target <= 10 %). The app still runs on such a re-run, so it is measured twice: with the
    app's model calls made (its model given an empty ``SqliteCache``, which this re-run
    fills) and with them answered from that cache too: the "unchanged re-run" of an app
    whose cost is its model calls. What is left is CPU: the runs' capture, scoring, cache
    lookups and store writes, so the re-run's wall is bounded by CPU per case x cases.
-3. Resume after a kill: the experiment (app and evaluators as ``"module:attr"``) runs in a
+4. Resume after a kill: the experiment (app and evaluators as ``"module:attr"``) runs in a
    subprocess, SIGKILLed once the store shows half its runs finished, then started again
    under the same name to completion; every app call appends a line to a file, so the
    total app calls / cases is counted across both processes (target <= 1.02), over
@@ -36,8 +78,8 @@ call and one judge call per case) before its figures are printed. Printed:
    20 ms, runs move in step, so either none or nearly all of those in flight).
 
 Run: ``.venv/bin/python benchmarks/bench_experiments.py [--cases N] [--concurrency C]
-[--skip-langsmith]`` (about 30 s with the defaults on two cores; ``--cases 20`` for a smoke
-run of a few seconds).
+[--repeats R] [--skip-langsmith] [--only-anchors]`` (about 2 minutes with the defaults on two
+cores; ``--cases 20 --repeats 1`` for a smoke run of a few seconds).
 """
 
 from __future__ import annotations
@@ -45,10 +87,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import io
 import logging
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +104,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import _experiment_app as app
+import _function_workload as functions
 from _timing import langsmith_stand_in
 
 from langchain_evals_port.core import EvalRequest
@@ -93,8 +138,71 @@ def timed(run: Callable[[], T]) -> tuple[float, float, T]:
     return time.perf_counter() - wall, time.process_time() - cpu, result
 
 
+def medians(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    """The median wall and the median CPU of ``(wall, cpu)`` samples (each on its own)."""
+    return statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
+
+
+def spread(samples: list[tuple[float, float]], cases: int) -> str:
+    walls = sorted(w for w, _ in samples)
+    cpus = sorted(c / cases * 1e3 for _, c in samples)
+    return (
+        f" (of {len(samples)}: wall {walls[0]:.2f}-{walls[-1]:.2f} s, "
+        f"CPU {cpus[0]:.2f}-{cpus[-1]:.2f} ms)"
+    )
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} on {os.cpu_count()} cores"
+
+
 def figures(label: str, wall: float, cpu: float, cases: int, extra: str = "") -> None:
     print(f"  {label:44} {wall:6.2f} s wall, {cpu / cases * 1e3:5.2f} ms CPU per case{extra}")
+
+
+def anchors_workload(folder: Path, cases: int, concurrency: int, repeats: int) -> None:
+    """The anchors' workload (``_function_workload.py``): ``run_experiment`` and
+    pydantic-evals' ``Dataset.evaluate``, alternately, ``repeats`` times each; medians."""
+    ideal = cases * 2 * functions.LATENCY / concurrency
+    ours_cases, their_dataset = functions.ours_dataset(cases), functions.theirs_dataset(cases)
+    # Warm up both (first-use imports, schema building) on a few cases.
+    (folder / "warm-up").mkdir()
+    functions.ours(functions.ours_dataset(50), folder / "warm-up", "warm-up", concurrency)
+    functions.theirs(functions.theirs_dataset(50), concurrency)
+    ours: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    bare: list[tuple[float, float]] = []
+    for round_ in range(repeats):
+        store = folder / f"round-{round_}"
+        store.mkdir()
+        wall, cpu, _ = timed(
+            functools.partial(functions.ours, ours_cases, store, "anchors", concurrency)
+        )
+        ours.append((wall, cpu))
+        wall, cpu, _ = timed(lambda: functions.theirs(their_dataset, concurrency))
+        theirs.append((wall, cpu))
+        wall, cpu, _ = timed(lambda: functions.floor(cases, concurrency))
+        bare.append((wall, cpu))
+    print(
+        f"{cases} cases, a 20 ms async function target, exact match + a 20 ms async function "
+        f"judge, concurrency {concurrency} (ideal {ideal:.2f} s); medians of {repeats} runs each, "
+        "alternating:"
+    )
+    for label, samples, target in (
+        ("run_experiment (SQLite, judge cache on)", ours, " (target <= 1.15x)"),
+        ("pydantic_evals Dataset.evaluate", theirs, ""),
+        ("the sleeps alone (semaphore, no framework)", bare, ""),
+    ):
+        wall, cpu = medians(samples)
+        figures(
+            label, wall, cpu, cases, f", {wall / ideal:.2f}x ideal{target}{spread(samples, cases)}"
+        )
+    (our_wall, our_cpu), (their_wall, their_cpu) = medians(ours), medians(theirs)
+    print(
+        f"  ours / pydantic-evals: CPU per case {our_cpu / their_cpu:.2f}x (target <= 1.0x), "
+        f"wall {our_wall / their_wall:.2f}x"
+    )
 
 
 class Ours:
@@ -129,9 +237,12 @@ class Ours:
         return wall, cpu, len(model.calls) - calls, len(self.judge.calls) - judged
 
 
-def langsmith_runs(cases: int, concurrency: int) -> dict[str, tuple[float, float]]:
+def langsmith_runs(
+    cases: int, concurrency: int, repeats: int
+) -> dict[str, list[tuple[float, float]]]:
     """Wall (until ``evaluate`` returns) and CPU (until the posted runs are drained) of
-    ``langsmith.evaluate`` and ``aevaluate`` over the same cases; prints what was posted."""
+    ``langsmith.evaluate`` and ``aevaluate`` over the same cases, ``repeats`` times each
+    (alternately); prints the medians and what was posted."""
     from langchain_core.tracers.langchain import wait_for_all_tracers
     from langsmith import aevaluate, evaluate
     from langsmith.schemas import Example
@@ -189,23 +300,34 @@ def langsmith_runs(cases: int, concurrency: int) -> dict[str, tuple[float, float
         return lambda: asyncio.run(run())
 
     logging.getLogger("langsmith").setLevel(logging.ERROR)
-    measured = {}
+    sides = (("langsmith.evaluate", sync_side), ("langsmith.aevaluate", async_side))
+    measured: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in sides}
+    uploads: dict[str, list[int]] = {name: [] for name, _ in sides}
     with langsmith_stand_in() as paths:
-        for name, side in (("langsmith.evaluate", sync_side), ("langsmith.aevaluate", async_side)):
-            model, judge = app.app_model(), app.judge_model()
-            posted = len(paths)
-            # LangSmith's chatter (a beta warning, the experiment's name) is not a figure.
-            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                wall, cpu, rows = timed(side(model, judge))
-            _, drained, _ = timed(wait_for_all_tracers)
-            assert len(rows) == len(model.calls) == len(judge.calls) == cases
-            assert all(
-                r.score is True for row in rows for r in row["evaluation_results"]["results"]
-            )
-            uploads = sum("/runs" in path for path in paths[posted:])
-            measured[name] = (wall, cpu + drained)
-            figures(name, wall, cpu + drained, cases, f", {uploads} run uploads posted")
+        for _ in range(repeats):
+            for name, side in sides:
+                model, judge = app.app_model(), app.judge_model()
+                posted = len(paths)
+                # LangSmith's chatter (a beta warning, the experiment's name) is not a figure.
+                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    wall, cpu, rows = timed(side(model, judge))
+                _, drained, _ = timed(wait_for_all_tracers)
+                assert len(rows) == len(model.calls) == len(judge.calls) == cases
+                assert all(
+                    r.score is True for row in rows for r in row["evaluation_results"]["results"]
+                )
+                uploads[name].append(sum("/runs" in path for path in paths[posted:]))
+                measured[name].append((wall, cpu + drained))
+    for name, samples in measured.items():
+        wall, cpu = medians(samples)
+        figures(
+            name,
+            wall,
+            cpu,
+            cases,
+            f", {statistics.median(uploads[name]):.0f} run uploads posted{spread(samples, cases)}",
+        )
     return measured
 
 
@@ -277,32 +399,58 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each, for medians")
     parser.add_argument("--skip-langsmith", action="store_true")
     parser.add_argument("--kills", type=int, default=3, help="kill-and-resume rounds")
+    parser.add_argument(
+        "--only-anchors", action="store_true", help="the anchors' workload alone (part 1)"
+    )
     args = parser.parse_args()
-    cases, concurrency = args.cases, args.concurrency
+    cases, concurrency, repeats = args.cases, args.concurrency, args.repeats
     ideal = cases * 2 * app.LATENCY / concurrency
+    print(f"measured under {load()}")
 
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
+        (folder / "anchors").mkdir()
+        anchors_workload(folder / "anchors", cases, concurrency, repeats)
+        if args.only_anchors:
+            print(f"done under {load()}")
+            return
         ours = Ours(folder, cases, concurrency)
         # Warm up (first-use imports and schema building), in a store and judge cache of
         # its own.
         (folder / "warm-up").mkdir()
         ours.run("warm-up", app.app_model(), store=folder / "warm-up" / "experiments.db")
         print(
-            f"{cases} cases, 20 ms app + 20 ms judge, concurrency {concurrency} "
-            f"(ideal {ideal:.2f} s):"
+            f"{cases} cases, an async app on a 20 ms chat model + ExactMatch and an LLMJudge on "
+            f"a 20 ms judge, concurrency {concurrency} (ideal {ideal:.2f} s); medians of "
+            f"{repeats} runs:"
         )
-        wall, cpu, calls, judged = ours.run("first", app.app_model())
-        assert calls == judged == cases, (calls, judged)
-        figures("run_experiment", wall, cpu, cases, f", {wall / ideal:.2f}x ideal (target <= 1.2x)")
-        first_wall, first_cpu = wall, cpu
-        wall, cpu = bare_calls(ours)
+        firsts = []
+        for round_ in range(repeats):
+            # Each in a store (and judge cache) of its own; the first is re-run below.
+            store = None
+            if round_:
+                (folder / f"first-{round_}").mkdir()
+                store = folder / f"first-{round_}" / "experiments.db"
+            wall, cpu, calls, judged = ours.run("first", app.app_model(), store=store)
+            assert calls == judged == cases, (calls, judged)
+            firsts.append((wall, cpu))
+        first_wall, first_cpu = medians(firsts)
+        figures(
+            "run_experiment",
+            first_wall,
+            first_cpu,
+            cases,
+            f", {first_wall / ideal:.2f}x ideal (target <= 1.2x){spread(firsts, cases)}",
+        )
+        wall, cpu = medians([bare_calls(ours) for _ in range(repeats)])
         figures("the same calls alone (no capture, no store)", wall, cpu, cases)
         if not args.skip_langsmith:
-            theirs = langsmith_runs(cases, concurrency)
-            for label, (their_wall, their_cpu) in theirs.items():
+            theirs = langsmith_runs(cases, concurrency, repeats)
+            for label, samples in theirs.items():
+                their_wall, their_cpu = medians(samples)
                 print(
                     f"  ours / {label:20} CPU per case {first_cpu / their_cpu:.2f}x "
                     f"(target <= 0.6x), wall {first_wall / their_wall:.2f}x"
@@ -329,15 +477,20 @@ def main() -> None:
             f"({cpu:.2f} s of it in {wall:.2f} s)"
         )
 
-        print(f"resume after a SIGKILL at >= 50 % (a subprocess each, concurrency {concurrency}):")
-        ratios = [
-            resume_after_kill(folder / f"kill-{n}", cases, concurrency)
-            for n in range(1, args.kills + 1)
-        ]
-        print(
-            f"  app calls in all / cases: worst {max(ratios):.3f}, mean "
-            f"{sum(ratios) / len(ratios):.3f} (target <= 1.02; at most 1 + concurrency / cases)"
-        )
+        if args.kills:
+            print(
+                f"resume after a SIGKILL at >= 50 % (a subprocess each, concurrency {concurrency}):"
+            )
+            ratios = [
+                resume_after_kill(folder / f"kill-{n}", cases, concurrency)
+                for n in range(1, args.kills + 1)
+            ]
+            print(
+                f"  app calls in all / cases: worst {max(ratios):.3f}, mean "
+                f"{sum(ratios) / len(ratios):.3f} (target <= 1.02; at most 1 + concurrency / "
+                "cases)"
+            )
+    print(f"done under {load()}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import reprlib
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import EvaluatorInputError, EvaluatorUsageError
 
@@ -37,8 +37,9 @@ class EvalRequest(BaseModel):
     inputs: Any = None
     outputs: Any = None
     reference_outputs: Any = None
-    variables: dict[str, Any] = {}
-    attachments: list[Any] = []
+    # Factories, not ``{}``/``[]``: pydantic deep-copies a mutable default per instance.
+    variables: dict[str, Any] = Field(default_factory=dict)
+    attachments: list[Any] = Field(default_factory=list)
 
     @field_validator("variables")
     @classmethod

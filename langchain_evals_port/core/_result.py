@@ -11,6 +11,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
@@ -86,7 +87,8 @@ class EvaluatorResult(BaseModel):
     key: str
     score: ScoreValue = None
     comment: str | None = None
-    metadata: dict[str, Any] = {}
+    # A factory, not ``{}``: pydantic deep-copies a mutable default per instance.
+    metadata: dict[str, Any] = Field(default_factory=dict)
     source_run_id: str | None = None
     outcome: Outcome = "verdict"
     reason: str | None = None

@@ -37,6 +37,7 @@ def target(inputs):
         log.write(f"{inputs['n']} {os.getpid()}\\n")
     while os.path.exists("hold"):  # the test holds every run here until it deletes the file
         time.sleep(0.01)
+    time.sleep(float(os.environ.get("APP_LATENCY", "0")))  # seconds each call takes
     broken = int(os.environ.get("BROKEN_FROM", "1000"))
     return str(inputs["n"] * 2 + (1 if inputs["n"] >= broken else 0))
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
@@ -118,3 +121,65 @@ def test_a_module_attribute_string(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_a_target_that_cannot_be_run_is_a_clear_error(spec: Any, message: str) -> None:
     with pytest.raises(EvaluatorUsageError, match=message):
         Target(spec)
+
+
+class _Events(BaseCallbackHandler):
+    """The chain and chat-model events a call reports, as (event, name, has a parent)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str | None, bool]] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+        self.events.append(("chain", kwargs.get("name"), kwargs.get("parent_run_id") is not None))
+
+    def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
+        self.events.append(("chain end", None, kwargs.get("parent_run_id") is not None))
+
+    def on_chain_error(self, error: BaseException, **kwargs: Any) -> None:
+        self.events.append(("chain error", type(error).__name__, False))
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        self.events.append(("model", None, kwargs.get("parent_run_id") is not None))
+
+
+async def test_an_async_function_target_is_called_as_runnable_lambda_calls_it() -> None:
+    model = ScriptedChatModel(responder=lambda messages: "four")
+    seen: dict[str, Any] = {}
+
+    async def with_config(inputs: dict[str, str], config: RunnableConfig) -> str:
+        seen["config"] = config
+        return str((await model.ainvoke(inputs["q"])).content)
+
+    async def with_run_manager(inputs: dict[str, str], run_manager: Any) -> str:
+        seen["run_manager"] = run_manager
+        return str((await model.ainvoke(inputs["q"])).content)
+
+    async def returns_a_runnable(inputs: dict[str, str]) -> Any:
+        return RunnableLambda(lambda value: value["q"].upper())
+
+    async def broken(inputs: dict[str, str]) -> str:
+        raise KeyError("q")
+
+    for app in (with_config, with_run_manager, returns_a_runnable, broken):
+        ours, theirs = _Events(), _Events()
+        target = Target(app)
+        # Target's own call, and LangChain's RunnableLambda with the same config.
+        run = await target.arun({"q": "2 + 2"}, case_id="c")
+        config: RunnableConfig = {"callbacks": [ours], "run_name": target.name}
+        with contextlib.suppress(KeyError):
+            await target._called.ainvoke({"q": "2 + 2"}, {**config})
+        with contextlib.suppress(KeyError):
+            await RunnableLambda(app).ainvoke({"q": "2 + 2"}, {**config, "callbacks": [theirs]})
+        assert ours.events == theirs.events, app.__name__
+        if app is broken:
+            assert run.failed
+            assert ours.events[-1] == ("chain error", "KeyError", False)
+        elif app is returns_a_runnable:
+            assert run.outputs == "2 + 2".upper()
+            assert ours.events[1][::2] == ("chain", True)  # the Runnable it returned ran
+        else:
+            assert run.outputs == "four"
+            assert ours.events[:2] == [("chain", target.name, False), ("model", None, True)]
+            assert len(run.interaction.responses) == 1  # the model call inside was captured
+    assert seen["config"]["callbacks"].parent_run_id is not None
+    assert seen["run_manager"].run_id is not None

@@ -1,16 +1,21 @@
 """What an experiment produced: ``CaseResult`` per run, ``ExperimentResult`` for them all.
 
+Both are frozen pydantic models that write and read themselves as JSON (with ``TargetRun``
+and the ``Case``, they are the one record of a run from its claim to the report: the store
+keeps a run's ``PendingRun`` and then its ``CaseResult``'s results, no translation between).
 Statistics come from ``reporting.statistics``, the one place they are computed.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
 from langchain_evals_port.core import EvaluatorResult
+from langchain_evals_port.core._result import StoredResult
 from langchain_evals_port.reporting import KeyComparison, KeyStatistics, compare, summarize
 
 from ._case import Case
@@ -22,32 +27,66 @@ if TYPE_CHECKING:
 __all__ = ["CaseResult", "ExperimentResult", "JudgeCacheUse"]
 
 
-@dataclass(frozen=True)
-class CaseResult:
-    """One run of one case: what the target did and every evaluator's results."""
+class CaseResult(BaseModel):
+    """One run of one case: what the target did and every evaluator's results.
+
+    The store keeps a finished run's ``results`` beside its work (``PendingRun``: the case
+    and what the target did): ``stored_results()`` writes them, ``from_stored`` reads them
+    back with the rest (a stored result that no longer validates reads back ``failed``,
+    code ``storage_error``)."""
+
+    model_config = ConfigDict(frozen=True)
 
     case: Case
     trial: int
     run: TargetRun
-    results: tuple[EvaluatorResult, ...]
+    results: tuple[StoredResult, ...]
+
+    def stored_results(self) -> str:
+        """The JSON the store keeps of this run once it is finished: its results."""
+        return self.model_dump_json(include={"results"}, fallback=repr)
+
+    @classmethod
+    def from_stored(cls, stored: str, *, case: Case, trial: int, run: TargetRun) -> CaseResult:
+        """The run whose ``stored_results()`` is ``stored``, of ``case`` and ``trial``, that
+        ``run`` is what the target did for."""
+        return cls.model_validate_json(
+            stored, context={_STORED: {"case": case, "trial": trial, "run": run}}
+        )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _with_stored_run(cls, data: Any, info: ValidationInfo) -> Any:
+        given = info.context.get(_STORED) if isinstance(info.context, dict) else None
+        if given is not None and isinstance(data, dict):
+            return {**data, **given}
+        return data
 
 
-@dataclass(frozen=True)
-class JudgeCacheUse:
+_STORED = "langchain_evals_port.stored_run"
+"""The validation context key ``CaseResult.from_stored`` hands the run's other fields in."""
+
+
+class JudgeCacheUse(BaseModel):
     """How the judge calls of an experiment's run in this process were answered: from the
     cache (``hits``) or by the judge's model (``misses``: the calls actually made)."""
+
+    model_config = ConfigDict(frozen=True)
 
     hits: int
     misses: int
 
 
-@dataclass(frozen=True, repr=False)
-class ExperimentResult:
+class ExperimentResult(BaseModel):
     """Every run of an experiment, in dataset order (trials of a case together); how the
     judges' cache answered (when there was one), the experiment's address in LangSmith
     (when it was uploaded) and, for a result of ``run_experiment`` or ``rescore``, how many
     runs that call finished (``ran``: 0 when the experiment was already complete and
-    nothing ran; ``None`` for an experiment loaded from its store)."""
+    nothing ran; ``None`` for an experiment loaded from its store). It writes and reads
+    itself as JSON (``model_dump_json``, ``model_validate_json``), outputs that were
+    LangChain messages coming back as messages."""
+
+    model_config = ConfigDict(frozen=True)
 
     name: str
     runs: tuple[CaseResult, ...]

@@ -27,7 +27,6 @@ of the runs, and ``_writes`` batches the runner's writes and claims to the store
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import tempfile
 import warnings
@@ -470,10 +469,10 @@ async def _finished(
     """The experiment as stored (what this process ran, as it ran it), with how the judges'
     cache answered, uploaded if asked."""
     result = await asyncio.to_thread(store.load, name, known)
-    result = dataclasses.replace(result, ran=len(known))
+    result = result.model_copy(update={"ran": len(known)})
     if counted is not None:
         use = JudgeCacheUse(hits=counted.hits, misses=counted.misses)
-        result = dataclasses.replace(result, judge_cache=use)
+        result = result.model_copy(update={"judge_cache": use})
     if upload_to_langsmith:
         try:
             url = await asyncio.to_thread(upload, result)
@@ -486,7 +485,7 @@ async def _finished(
                 stacklevel=2,
             )
         else:
-            result = dataclasses.replace(result, langsmith_url=url)
+            result = result.model_copy(update={"langsmith_url": url})
     return result
 
 

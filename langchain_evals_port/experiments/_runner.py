@@ -225,7 +225,9 @@ class Runner:
         scored = await _all(scorings)
         if kept is not None and not await kept:
             return None  # the run was taken over (this lease lapsed): its holder records it
-        result = CaseResult(case, trial, run, tuple(r for results in scored for r in results))
+        result = CaseResult(
+            case=case, trial=trial, run=run, results=tuple(r for rs in scored for r in rs)
+        )
         return self.writes.submit(pending, result), result
 
     async def _renew(self) -> None:

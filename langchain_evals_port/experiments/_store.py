@@ -18,7 +18,6 @@ with the unfinished runs alone, and processes sharing an experiment record each 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,14 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.load import Serializable, load
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import to_jsonable_python
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from langchain_evals_port._locations import DEFAULT_STORE
-from langchain_evals_port.capture import InteractionRecord
-from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
-from langchain_evals_port.core._result import StoredResult
 from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.storage import (
     Annotation,
@@ -121,28 +115,43 @@ class ExperimentSummary:
     finished: int
 
 
-@dataclass(frozen=True)
-class PendingRun:
-    """A run this process claimed: its case and trial, and for a rescore the stored run
-    (``given``) the evaluators score instead of running the target."""
+class PendingRun(BaseModel):
+    """A run this process claimed: its case and, for a rescore or a run whose target already
+    ran, what the target did (``given``: the evaluators score it instead of running the
+    target). It is what the store keeps as the run's work until the run is finished, and
+    comes back from a claim as it was written, with the claim (``claim``: which run, and the
+    fencing token its writes need)."""
 
-    claim: RunClaim
+    model_config = ConfigDict(frozen=True)
+
     case: Case
-    given: TargetRun | None
+    given: TargetRun | None = None
+    _claim: RunClaim | None = PrivateAttr(default=None)
 
+    @classmethod
+    def claimed(cls, claim: RunClaim) -> PendingRun:
+        """The run ``claim`` holds, as its work was written."""
+        pending = cls.model_validate_json(claim.work)
+        pending._claim = claim
+        return pending
 
-class _StoredRun(BaseModel):
-    outputs: Any = None
-    interaction: InteractionRecord
+    @property
+    def claim(self) -> RunClaim:
+        """The claim this process holds the run by."""
+        if self._claim is None:
+            raise ValueError("this run was not claimed: it holds no claim")
+        return self._claim
 
+    @property
+    def trial(self) -> int:
+        """Which trial of its case the run is."""
+        return self.claim.trial
 
-class _Work(BaseModel):
-    case: Case
-    given: _StoredRun | None = None
-
-
-class _Record(BaseModel):
-    results: list[StoredResult]
+    def kept(self, run: TargetRun) -> PendingRun:
+        """This run, its target having run with ``run`` (written before the run is scored)."""
+        pending = self.model_copy(update={"given": run})
+        pending._claim = self._claim
+        return pending
 
 
 class ExperimentStore:
@@ -208,7 +217,7 @@ class ExperimentStore:
             info.name,
             info.model_dump_json(),
             [
-                (case.id, trial, _Work(case=case, given=_stored(given)).model_dump_json())
+                (case.id, trial, PendingRun(case=case, given=given).model_dump_json())
                 for case, trial, given in runs
             ],
         )
@@ -266,8 +275,8 @@ class ExperimentStore:
         self.info(name)
         known = known or {}
         return ExperimentResult(
-            name,
-            tuple(
+            name=name,
+            runs=tuple(
                 known.get((row.case_id, row.trial)) or _case_result(row, name, self.location)
                 for row in self._ledger.runs(name, finished_only=True)
             ),
@@ -289,11 +298,7 @@ class ExperimentStore:
         claims = self._ledger.claim_runs(
             name, self.worker_id, limit=limit, lease_seconds=lease_seconds
         )
-        pending = []
-        for claim in claims:
-            work = _Work.model_validate_json(claim.work)
-            pending.append(PendingRun(claim, work.case, _target_run(work.given)))
-        return pending
+        return [PendingRun.claimed(claim) for claim in claims]
 
     def renew(self, name: str, runs: Sequence[PendingRun], *, lease_seconds: float) -> int:
         """Extend the leases of ``runs``; the number still held."""
@@ -382,56 +387,21 @@ class ExperimentStore:
 
 def _run_write(run: PendingRun, done: TargetRun | CaseResult) -> RunWrite:
     if isinstance(done, CaseResult):
-        record = _Record(results=list(done.results))
-        return RunWrite(run.claim, record.model_dump_json(fallback=repr), finished=True)
-    work = _Work(case=run.case, given=_stored(done))
-    return RunWrite(run.claim, work.model_dump_json(fallback=repr))
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` in a JSON form ``_revived`` reads back: LangChain objects (messages) in
-    langchain-core's serialization, anything else as pydantic writes it, else its repr
-    (also for a value JSON cannot hold at all, such as a dict with tuple keys)."""
-
-    def default(item: Any) -> Any:
-        if isinstance(item, Serializable) and item.is_lc_serializable():
-            return item.to_json()
-        return to_jsonable_python(item, fallback=repr)
-
-    try:
-        return json.loads(json.dumps(value, default=default))
-    except (TypeError, ValueError, RecursionError):
-        return repr(value)
-
-
-def _revived(value: Any) -> Any:
-    with suppress_langchain_beta_warning():
-        return load(value, allowed_objects="messages")
-
-
-def _stored(run: TargetRun | None) -> _StoredRun | None:
-    if run is None:
-        return None
-    return _StoredRun(outputs=_jsonable(run.outputs), interaction=run.interaction)
-
-
-def _target_run(stored: _StoredRun | None) -> TargetRun | None:
-    if stored is None:
-        return None
-    return TargetRun(_revived(stored.outputs), stored.interaction)
+        return RunWrite(run.claim, done.stored_results(), finished=True)
+    return RunWrite(run.claim, run.kept(done).model_dump_json(fallback=repr))
 
 
 def _case_result(row: RunRow, name: str, location: str) -> CaseResult:
     try:
-        work = _Work.model_validate_json(row.work)
-        record = _Record.model_validate_json(row.record or "")
+        work = PendingRun.model_validate_json(row.work)
+        if work.given is None:
+            raise ValueError(f"run {row.case_id}:{row.trial} is finished but kept no output")
+        return CaseResult.from_stored(
+            row.record or "", case=work.case, trial=row.trial, run=work.given
+        )
     except ValidationError as error:
         first = str(error).splitlines()[:3]
         raise ValueError(
             f"experiment {name!r} in {location}: the stored run of case {row.case_id!r} "
             f"(trial {row.trial}) cannot be read: {' '.join(part.strip() for part in first)}"
         ) from error
-    run = _target_run(work.given)
-    if run is None:
-        raise ValueError(f"run {row.case_id}:{row.trial} is finished but kept no output")
-    return CaseResult(work.case, row.trial, run, tuple(record.results))

@@ -10,10 +10,11 @@ A graph runs each case on its own thread (``configurable.thread_id`` = case id a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeAlias, cast
 
+from langchain_core.load import Serializable, load
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import (
     ensure_config,
@@ -27,8 +28,11 @@ from langchain_core.runnables.utils import (
     coro_with_context,
     is_async_generator,
 )
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_serializer, field_validator
+from pydantic_core import to_jsonable_python
 
 from langchain_evals_port.capture import BoundAgent, InteractionRecord, TokenUsage
+from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._specs import import_spec
@@ -40,18 +44,31 @@ TargetLike: TypeAlias = "Runnable[Any, Any] | Callable[[Any], Any] | str"
 inputs (plain or async), or ``"module:attr"`` naming one of those."""
 
 
-@dataclass(frozen=True)
-class TargetRun:
-    """What the target did for one case.
+class TargetRun(BaseModel):
+    """What the target did for one case; it stores and loads itself as JSON (the store
+    keeps it so, and ``ExperimentResult`` round-trips through it).
 
     Attributes:
-        outputs: What it returned (``None`` when it raised).
+        outputs: What it returned (``None`` when it raised). In JSON, LangChain messages take
+            langchain-core's serialization and come back as messages; anything else is
+            written as pydantic writes it or, failing that, as its ``repr``.
         interaction: Everything captured: input and transcript messages, each model response
             with its token usage, tool calls with their results, timing, and the failure.
     """
 
-    outputs: Any
+    model_config = ConfigDict(frozen=True)
+
+    outputs: Any = None
     interaction: InteractionRecord
+
+    @field_serializer("outputs", when_used="json")
+    def _outputs_as_json(self, outputs: Any) -> Any:
+        return _jsonable(outputs)
+
+    @field_validator("outputs", mode="before")
+    @classmethod
+    def _outputs_from_json(cls, outputs: Any, info: ValidationInfo) -> Any:
+        return _revived(outputs) if info.mode == "json" else outputs
 
     @property
     def failed(self) -> bool:
@@ -111,7 +128,7 @@ class Target:
             outputs = await agent.ainvoke(inputs, config)
         except (Exception, SystemExit):  # sys.exit() in the app fails this run, no more
             outputs = None  # the record holds the failure
-        return TargetRun(outputs, collected.only())
+        return TargetRun(outputs=outputs, interaction=collected.only())
 
     def run(self, inputs: Any, *, case_id: str, trial: int = 0) -> TargetRun:
         """``arun`` for synchronous code (an async app needs ``arun``)."""
@@ -120,7 +137,7 @@ class Target:
             outputs = agent.invoke(inputs, config)
         except (Exception, SystemExit):
             outputs = None  # the record holds the failure
-        return TargetRun(outputs, collected.only())
+        return TargetRun(outputs=outputs, interaction=collected.only())
 
     def _call(
         self, case_id: str, trial: int
@@ -253,3 +270,24 @@ def _name(runnable: Runnable[Any, Any], app: TargetLike) -> str:
     own = runnable.get_name()
     generic = own in _DEFAULT_NAMES or own == type(runnable).__name__
     return app if isinstance(app, str) and generic else own
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` in a JSON form ``_revived`` reads back: LangChain objects (messages) in
+    langchain-core's serialization, anything else as pydantic writes it, else its repr
+    (also for a value JSON cannot hold at all, such as a dict with tuple keys)."""
+
+    def default(item: Any) -> Any:
+        if isinstance(item, Serializable) and item.is_lc_serializable():
+            return item.to_json()
+        return to_jsonable_python(item, fallback=repr)
+
+    try:
+        return json.loads(json.dumps(value, default=default))
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
+
+
+def _revived(value: Any) -> Any:
+    with suppress_langchain_beta_warning():
+        return load(value, allowed_objects="messages")

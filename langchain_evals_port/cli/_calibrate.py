@@ -53,8 +53,8 @@ def add_calibrate(commands: Any) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """The ``calibrate`` command: the process exit status."""
+    from langchain_evals_port.core._specs import import_spec
     from langchain_evals_port.core.errors import EvalsError
-    from langchain_evals_port.experiments._specs import import_spec
     from langchain_evals_port.trust.calibration import calibrate
 
     try:

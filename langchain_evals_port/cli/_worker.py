@@ -41,7 +41,7 @@ def load_evaluators(spec: str) -> Mapping[str, Any]:
             attribute does not exist.
         ValueError: The attribute is not a mapping.
     """
-    from langchain_evals_port.experiments._specs import import_spec
+    from langchain_evals_port.core._specs import import_spec
 
     value = import_spec(spec, "--evaluators")
     if not isinstance(value, Mapping):

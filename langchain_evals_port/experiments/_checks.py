@@ -17,11 +17,11 @@ from langchain_core.caches import BaseCache
 
 from langchain_evals_port.core import Evaluator, canonical_json
 from langchain_evals_port.core._fingerprint import changed_fields, configuration_fingerprint
+from langchain_evals_port.core._specs import import_spec
 from langchain_evals_port.core.errors import CanonicalizationError, EvaluatorUsageError
 
 from ._case import Case
 from ._dataset import Dataset
-from ._specs import import_spec
 from ._store import ExperimentInfo, ExperimentStore
 
 __all__ = [

@@ -33,9 +33,8 @@ from pydantic_core import to_jsonable_python
 
 from langchain_evals_port.capture import BoundAgent, InteractionRecord, TokenUsage
 from langchain_evals_port.core._langchain_internals import suppress_langchain_beta_warning
+from langchain_evals_port.core._specs import import_spec
 from langchain_evals_port.core.errors import EvaluatorUsageError
-
-from ._specs import import_spec
 
 __all__ = ["Target", "TargetLike", "TargetRun"]
 

@@ -1,5 +1,6 @@
-"""``"module:attr"`` names of what an experiment runs, as the command line and workers take
-them."""
+"""``"module:attr"`` names of objects — an experiment's target and evaluators, a worker's
+evaluators, a judge to calibrate — as the command line, workers and configuration take them:
+the one importer of such names."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 import traceback
 from typing import Any
 
-from langchain_evals_port.core.errors import EvaluatorUsageError
+from .errors import EvaluatorUsageError
 
 __all__ = ["import_spec"]
 

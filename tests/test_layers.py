@@ -12,6 +12,7 @@ calibration); the two modes as peers, ``runtime`` (online) and ``experiments`` (
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "langchain_evals_port"
@@ -171,6 +172,7 @@ def test_the_import_paths_of_before_the_layers_warn_and_give_the_same_objects() 
         ("calibration", "calibrate", "trust.calibration"),
         ("runtime.capture", "BoundAgent", "capture"),
         ("runtime.ledger", "PostgresLedger", "storage"),
+        ("console", "ConsoleQueries", "storage"),
     ]
     for old, name, new in moved:
         with warnings.catch_warnings(record=True) as seen:
@@ -179,3 +181,48 @@ def test_the_import_paths_of_before_the_layers_warn_and_give_the_same_objects() 
         assert value is getattr(importlib.import_module(f"{NAME}.{new}"), name)
         assert [w.category for w in seen] == [DeprecationWarning], (old, name)
         assert f"{NAME}.{new}" in str(seen[0].message)
+
+
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WITH RECURSIVE)\b|\bledger_[a-z]")
+
+
+def test_the_console_holds_no_sql_against_the_ledger_s_tables() -> None:
+    # The console's queries are storage's (storage.ConsoleQueries), beside the tables they read.
+    found = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value[:60]!r}"
+        for path in sorted((PACKAGE / "console").rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _SQL.search(node.value)
+    ]
+    assert found == []
+
+
+def test_the_console_uses_storage_s_public_names_only() -> None:
+    private = []
+    for path in sorted((PACKAGE / "console").rglob("*.py")):
+        module = _module(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                target = _target(module, path, node)
+                if _family(target) == "storage" and (
+                    target != f"{NAME}.storage"
+                    or any(alias.name.startswith("_") for alias in node.names)
+                ):
+                    private.append(f"{module}:{node.lineno} imports {target}")
+            elif isinstance(node, ast.Import):
+                private += [
+                    f"{module}:{node.lineno} imports {alias.name}"
+                    for alias in node.names
+                    if alias.name.startswith(f"{NAME}.storage.")
+                ]
+            elif (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                # A private member of another object: a ledger's _rows, a store's _ledger.
+                private.append(f"{module}:{node.lineno} reads .{node.attr}")
+    assert private == []

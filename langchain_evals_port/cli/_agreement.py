@@ -43,18 +43,17 @@ def add_agreement(commands: Any) -> None:
 def run_agreement(args: argparse.Namespace) -> int:
     """The ``agreement`` command: the process exit status."""
     from langchain_evals_port.core.errors import EvalsError
-    from langchain_evals_port.storage import SqlLedger, open_ledger
+    from langchain_evals_port.storage import open_storage
     from langchain_evals_port.trust import ledger_agreement
 
     from ._locations import NO_LEDGER, checked_location
 
     try:
         since = _moment(args.since)
-        ledger = open_ledger(
+        ledger = open_storage(
             checked_location(args.ledger, default=DEFAULT_LEDGER, reads=True, missing=NO_LEDGER)
         )
         try:
-            assert isinstance(ledger, SqlLedger)
             figures = ledger_agreement(
                 ledger, evaluator_id=args.evaluator, since=since, threshold=args.threshold
             )

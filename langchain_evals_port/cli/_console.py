@@ -82,17 +82,15 @@ def run_console(args: argparse.Namespace) -> int:
         return 2
     from langchain_evals_port.core.errors import EvalsError
     from langchain_evals_port.experiments import ExperimentStore
-    from langchain_evals_port.storage import SqlLedger, open_ledger
+    from langchain_evals_port.storage import open_storage
 
     from ._locations import NO_LEDGER, checked_location
 
     ledger = store = None
     try:
-        ledger = open_ledger(
+        ledger = open_storage(
             checked_location(args.ledger, default=DEFAULT_LEDGER, reads=True, missing=NO_LEDGER)
         )
-        if not isinstance(ledger, SqlLedger):
-            raise ValueError("the ledger must be SQLite or PostgreSQL")
         if args.store or DEFAULT_STORE.exists():
             store = ExperimentStore(checked_location(args.store, default=DEFAULT_STORE, reads=True))
         app = create_app(

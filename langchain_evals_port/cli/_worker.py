@@ -110,7 +110,8 @@ def run_worker(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     from langchain_evals_port.core.errors import EvalsError
-    from langchain_evals_port.runtime import EvaluationRuntime, open_ledger
+    from langchain_evals_port.runtime import EvaluationRuntime
+    from langchain_evals_port.storage import open_storage
 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -118,7 +119,7 @@ def run_worker(args: argparse.Namespace) -> int:
     ledger = None
     try:
         evaluators = load_evaluators(args.evaluators)
-        ledger = open_ledger(args.ledger)
+        ledger = open_storage(args.ledger)
         runtime = EvaluationRuntime.from_files(
             *args.config,
             evaluators=evaluators,

@@ -12,10 +12,18 @@ results (``reporting``'s templates); the experiment and comparison pages are the
 ``experiments.report_html`` writes as one file (``langchain-evals report``). Nothing is
 fetched from or sent anywhere.
 
+What the pages read is ``langchain_evals_port.storage.ConsoleQueries``: the console holds no
+SQL of its own (``ConsoleQueries`` imported from here warns, for one release).
+
 This package is not imported by ``import langchain_evals_port``; import it explicitly.
 """
 
-from ._app import create_app
-from ._queries import ConsoleQueries
+from langchain_evals_port._moved import forwarding
 
-__all__ = ["ConsoleQueries", "create_app"]
+from ._app import create_app
+
+__all__ = ["create_app"]
+
+__getattr__ = forwarding(
+    "langchain_evals_port.console", "langchain_evals_port.storage", {"ConsoleQueries"}
+)

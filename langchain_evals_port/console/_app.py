@@ -29,17 +29,23 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 from urllib.parse import quote, urlsplit
 
+from langchain_evals_port.core import Outcome
 from langchain_evals_port.reporting._charts import Chart, chart_layout
 from langchain_evals_port.reporting._pages import STYLE_SHEET, moment, plotly_path
-from langchain_evals_port.reporting.statistics import wilson_interval
-from langchain_evals_port.storage import InteractionNotFoundError, SqlLedger
+from langchain_evals_port.reporting.statistics import Interval, wilson_interval
+from langchain_evals_port.storage import (
+    ConsoleQueries,
+    InteractionNotFoundError,
+    OverviewBucket,
+    OverviewSeries,
+    SqlLedger,
+)
 
 from ._annotations import AnnotationForm, problem
 from ._experiments import experiment_routes
-from ._queries import OUTCOMES, TEXT_WINDOW, ConsoleQueries, Series
 from ._templates import template_environment
 
 if TYPE_CHECKING:
@@ -53,6 +59,7 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 """The hosts the console always answers (as a ``Host`` header names them)."""
 MAX_BODY = 1024 * 1024
 """The largest request body the console reads, in bytes (1 MiB): a longer one is a 413."""
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
 RANGES = {"1h": 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400, "365d": 365 * 86400}
 
 
@@ -67,7 +74,8 @@ def create_app(
     """The console over ``ledger`` (and, when given, an ``ExperimentStore``).
 
     Args:
-        ledger: A ``SqliteLedger`` or ``PostgresLedger``.
+        ledger: A ``SqliteLedger`` or ``PostgresLedger`` (``open_storage(url)``); the pages
+            read it through ``ConsoleQueries``.
         store: The ``ExperimentStore`` whose experiments the console shows, or ``None``.
         token: A secret every request must carry (required when serving beyond 127.0.0.1).
         read_only: Leave out the actions that change state (resume, retry, annotate).
@@ -78,6 +86,10 @@ def create_app(
         A Starlette application (serve it with uvicorn, or ``langchain-evals console``).
         Its lifespan warms it up before it serves (the first page is not slower than the
         others).
+
+    Raises:
+        TypeError: ``ledger`` is not a SQL ledger (an ``InMemoryLedger`` has no tables for
+            the console's queries).
     """
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -85,8 +97,9 @@ def create_app(
     from starlette.routing import Route
     from starlette.templating import Jinja2Templates
 
+    queries = ConsoleQueries(ledger)
     templates = Jinja2Templates(env=template_environment())
-    console = _Console(ConsoleQueries(ledger), store, templates, read_only)
+    console = _Console(queries, store, templates, read_only)
     routes = [
         Route("/", console.overview),
         Route("/interactions", console.interactions),
@@ -175,6 +188,7 @@ class _Console:
             request,
             "overview.html",
             series=series,
+            intervals=[_interval(one.total) for one in series],
             charts=[_chart(one, until - span, until) for one in series],
             failures=failures,
             ranges=list(RANGES),
@@ -215,7 +229,7 @@ class _Console:
             agents=agents,
             evaluators=evaluators,
             outcomes=OUTCOMES,
-            text_window=f"{TEXT_WINDOW:,}",
+            text_window=f"{self.queries.text_window:,}",
         )
 
     async def interaction(self, request: Any) -> Any:
@@ -508,14 +522,20 @@ def _epoch(text: str | None) -> float | None:
     return when.timestamp()
 
 
-def _chart(series: Series, since: float, until: float) -> Chart:
+def _interval(bucket: OverviewBucket) -> Interval | None:
+    """The 95 % Wilson interval of a bucket's pass rate; ``None`` without a verdict."""
+    return wilson_interval(bucket.passed, bucket.verdicts) if bucket.verdicts else None
+
+
+def _chart(series: OverviewSeries, since: float, until: float) -> Chart:
     """A Plotly figure of one agent and evaluator over ``[since, until)``: the pass rate per
     bucket with its Wilson band (and error bars, which a lone bucket's band cannot show),
     and the mean score."""
     times = [moment(b.start) for b in series.buckets]
     rates = [b.pass_rate for b in series.buckets]
-    lows = [b.interval.low if b.interval else None for b in series.buckets]
-    highs = [b.interval.high if b.interval else None for b in series.buckets]
+    intervals = [_interval(b) for b in series.buckets]
+    lows = [None if i is None else i.low for i in intervals]
+    highs = [None if i is None else i.high for i in intervals]
     above = [None if r is None or h is None else h - r for r, h in zip(rates, highs, strict=True)]
     below = [None if r is None or lo is None else r - lo for r, lo in zip(rates, lows, strict=True)]
     title = f"{series.agent_id} · {series.evaluator_id}"

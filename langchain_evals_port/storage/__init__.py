@@ -2,10 +2,13 @@
 the work queue between them, experiments' runs and people's annotations live.
 
 ``Ledger`` is the protocol; ``InMemoryLedger`` (tests, short runs), ``SqliteLedger`` (one file,
-the default) and ``PostgresLedger`` (a shared database) implement it, and ``open_ledger``
-picks one from a path or DSN. Each of them also keeps durable evaluations' LangGraph
-checkpoints on its own storage (``SupportsCheckpoints``), and the SQL ledgers keep the
-experiments of ``langchain_evals_port.experiments`` (``ExperimentRuns``).
+the default) and ``PostgresLedger`` (a shared database) implement it, and ``open_storage``
+opens the SQL ledger a path or DSN names (typed ``SqlLedger``; ``open_ledger``, its old name,
+warns). Each of them also keeps durable evaluations' LangGraph checkpoints on its own storage
+(``SupportsCheckpoints``), and the SQL ledgers keep the experiments of
+``langchain_evals_port.experiments`` (``ExperimentRuns``). ``ConsoleQueries`` holds the
+console's reads of a SQL ledger (its overview, lists, waiting reviews and retries), so the
+console holds no SQL.
 ``langchain_evals_port.storage.contract`` holds the tests every ledger passes, for a
 ledger of your own to run too. One connection and dialect layer (``_sql``), ``MIGRATIONS``
 and ``setup()`` serve every concern; the records it keeps (``EvaluationRecord``,
@@ -13,13 +16,23 @@ and ``setup()`` serve every concern; the records it keeps (``EvaluationRecord``,
 """
 
 from ._annotation import Annotation, AnnotationConflictError, AnnotationSubject, case_subject
+from ._console_queries import (
+    TEXT_WINDOW,
+    ConsoleQueries,
+    EvaluationSummary,
+    InteractionRow,
+    OverviewBucket,
+    OverviewSeries,
+    WorkState,
+    bucket_seconds,
+)
 from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
 from ._experiment_runs import ExperimentRow, ExperimentRuns, RunClaim, RunRow, RunWrite
 from ._export import export_jsonl
 from ._holder import Holder
 from ._ids import evaluation_id
 from ._memory import InMemoryLedger
-from ._open import open_ledger
+from ._open import open_ledger, open_storage
 
 # Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
 # ``PostgresLedger`` is created, so this package imports without it.
@@ -30,19 +43,25 @@ from ._sql import SqlLedger
 from ._sqlite import SqliteLedger
 
 __all__ = [
+    "TEXT_WINDOW",
     "Annotation",
     "AnnotationConflictError",
     "AnnotationSubject",
     "CheckpointerUnavailableError",
     "Claim",
+    "ConsoleQueries",
     "EvaluationRecord",
+    "EvaluationSummary",
     "ExperimentRow",
     "ExperimentRuns",
     "Holder",
     "InMemoryLedger",
     "InteractionNotFoundError",
+    "InteractionRow",
     "Ledger",
     "LedgerSchemaError",
+    "OverviewBucket",
+    "OverviewSeries",
     "Page",
     "PostgresLedger",
     "RunClaim",
@@ -52,9 +71,12 @@ __all__ = [
     "SqliteLedger",
     "SupportsCheckpoints",
     "Trigger",
+    "WorkState",
     "WorkUnit",
+    "bucket_seconds",
     "case_subject",
     "evaluation_id",
     "export_jsonl",
     "open_ledger",
+    "open_storage",
 ]

@@ -220,7 +220,7 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
 
     def select(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """The rows of one read-only statement (``%s`` placeholders) on the ledger's tables,
-        for queries of its own (the console's aggregates); never a write."""
+        for queries of your own (the console's are ``ConsoleQueries``); never a write."""
         return self._rows(sql, parameters)
 
     def get_interaction(self, interaction_id: str) -> InteractionRecord:

@@ -15,11 +15,12 @@ module with a name pytest collects and provide the fixture::
             ledger.close()
 
 The tests cover records, queries and their paging, export, the work queue with its claims,
-leases, fencing and waits for ``resume``, and — for a ledger that is ``SupportsCheckpoints``
-(skipped otherwise) — LangGraph checkpoints kept on the ledger's own storage. A few sleep a
-fraction of a second to let a lease expire. This module needs pytest (the rest of the
-package does not); it also holds the records the tests store (``make_interaction``,
-``make_evaluation``, ``make_unit``), for tests of your own.
+leases, fencing and waits for ``resume``; for a ledger that is ``SupportsCheckpoints``
+(skipped otherwise), LangGraph checkpoints kept on the ledger's own storage; and for a
+``SqlLedger`` (skipped otherwise), the console's queries (``ConsoleQueries``) in its
+dialect. A few sleep a fraction of a second to let a lease expire. This module needs pytest
+(the rest of the package does not); it also holds the records the tests store
+(``make_interaction``, ``make_evaluation``, ``make_unit``), for tests of your own.
 """
 
 from __future__ import annotations
@@ -46,7 +47,15 @@ from langchain_evals_port.capture._records import (
 from langchain_evals_port.core import EvaluatorResult
 from langchain_evals_port.storage._records import Claim, EvaluationRecord, WorkUnit
 
-from . import InteractionNotFoundError, Ledger, SupportsCheckpoints, export_jsonl
+from . import (
+    ConsoleQueries,
+    InteractionNotFoundError,
+    Ledger,
+    SqlLedger,
+    SupportsCheckpoints,
+    WorkState,
+    export_jsonl,
+)
 
 __all__ = [
     "BASE_TIME",
@@ -574,3 +583,155 @@ class LedgerContract:
         assert found is not None
         assert found.checkpoint["id"] == checkpoint["id"]
         assert found.metadata["step"] == 1
+
+    # --- the console's queries (SQL ledgers) -------------------------------------------
+
+    def test_the_overview_counts_outcomes_per_agent_evaluator_and_hour(
+        self, ledger: Ledger
+    ) -> None:
+        queries = _console_queries(ledger)
+        failed = [EvaluatorResult.failed("helpfulness", "timeout", "the judge timed out")]
+        unsure = [EvaluatorResult.inconclusive("helpfulness", "no answer to judge")]
+        failing = [EvaluatorResult(key="helpfulness", score=0.2, passed=False)]
+        for evaluation_id, agent, minute, results in [
+            ("e-1", "a", 0, None),  # passes, score 0.9
+            ("e-2", "a", 10, failing),
+            ("e-3", "a", 20, unsure),
+            ("e-4", "a", 70, failed),  # the next hour
+            ("e-5", "b", 0, None),
+            ("e-6", "a", 24 * 60, None),  # outside the range asked for
+        ]:
+            extra: dict[str, Any] = {} if results is None else {"results": results}
+            ledger.record_evaluation(
+                make_evaluation(evaluation_id, agent_id=agent, timestamp=_at(minute), **extra)
+            )
+        start = BASE_TIME.timestamp()
+
+        series = queries.overview(start - 3600, start + 6 * 3600)
+
+        assert [(one.agent_id, one.evaluator_id) for one in series] == [
+            ("a", "helpfulness"),
+            ("b", "helpfulness"),
+        ]
+        first, second = series[0].buckets
+        hour = start // 3600 * 3600
+        assert (first.start, second.start) == (hour, hour + 3600)
+        assert (first.evaluations, first.verdicts, first.passed) == (3, 2, 1)
+        assert (first.inconclusive, first.failed, first.pass_rate) == (1, 0, 0.5)
+        assert first.score_mean == pytest.approx(0.55)
+        assert (second.evaluations, second.failed, second.pass_rate) == (1, 1, None)
+        total = series[0].total
+        assert (total.evaluations, total.verdicts, total.passed, total.failed) == (4, 2, 1, 1)
+        assert total.score_mean == pytest.approx(0.55)
+        assert queries.overview(start + 7 * 3600, start + 8 * 3600) == []
+
+    def test_the_failed_evaluations_newest_first_in_pages(self, ledger: Ledger) -> None:
+        queries = _console_queries(ledger)
+        failed = [EvaluatorResult.failed("helpfulness", "timeout", "the judge timed out")]
+        for n in range(7):
+            # Two at each moment: the id breaks ties across pages.
+            ledger.record_evaluation(
+                make_evaluation(f"f-{n}", timestamp=_at(n // 2), results=failed)
+            )
+        ledger.record_evaluation(make_evaluation("passed", timestamp=_at(10)))
+
+        assert [r.evaluation_id for r in queries.latest_failures(limit=3)] == ["f-6", "f-5", "f-4"]
+        seen: list[str] = []
+        cursor: str | None = None
+        while True:
+            page, cursor = queries.failed(limit=3, cursor=cursor)
+            seen += [record.evaluation_id for record in page]
+            if cursor is None:
+                break
+        assert seen == [f"f-{n}" for n in reversed(range(7))]
+        with pytest.raises(ValueError, match="cursor"):
+            queries.failed(cursor="not-a-cursor")
+
+    def test_the_interactions_newest_first_filtered_with_their_evaluations(
+        self, ledger: Ledger
+    ) -> None:
+        queries = _console_queries(ledger)
+        failed = [EvaluatorResult.failed("safety", "timeout", "the judge timed out")]
+        for n, agent in enumerate(["a", "b", "a", "a"]):
+            ledger.record_interaction(make_interaction(f"i-{n}", agent, started_at=_at(n)))
+        ledger.record_evaluation(make_evaluation("e-0", "i-0", "a", timestamp=_at(0.5)))
+        ledger.record_evaluation(
+            make_evaluation("e-1", "i-0", "a", "safety", timestamp=_at(0.6), results=failed)
+        )
+        ledger.record_evaluation(make_evaluation("e-2", "i-3", "a", timestamp=_at(3.5)))
+
+        def ids(**filters: Any) -> list[str]:
+            rows, _ = queries.interactions(**filters)
+            return [row.record.interaction_id for row in rows]
+
+        assert ids() == ["i-3", "i-2", "i-1", "i-0"]
+        assert ids(agent_id="a") == ["i-3", "i-2", "i-0"]
+        assert ids(evaluator_id="helpfulness") == ["i-3", "i-0"]
+        assert ids(outcome="failed") == ["i-0"]
+        assert ids(evaluator_id="helpfulness", outcome="failed") == []
+        assert ids(since=_at(1).timestamp(), until=_at(3).timestamp()) == ["i-2", "i-1"]
+        rows, _ = queries.interactions(agent_id="a", since=_at(0).timestamp(), limit=10)
+        assert rows[-1].evaluations == [
+            ("helpfulness", "verdict", True),
+            ("safety", "failed", None),
+        ]
+        assert rows[-1].evaluations[1].outcome == "failed"
+        first, cursor = queries.interactions(limit=3)
+        assert cursor is not None
+        rest, last = queries.interactions(limit=3, cursor=cursor)
+        assert ([r.record.interaction_id for r in first + rest], last) == (ids(), None)
+        assert queries.agents_and_evaluators() == (["a"], ["helpfulness", "safety"])
+
+    def test_a_text_search_reads_a_window_of_interactions_a_page(self, ledger: Ledger) -> None:
+        queries = _console_queries(ledger, text_window=3)
+        for n in range(8):
+            record = make_interaction(f"i-{n}", started_at=_at(n))
+            if n in (1, 6):
+                record = record.model_copy(update={"output_text": f"The PARCEL {n} is late"})
+            ledger.record_interaction(record)
+
+        pages: list[list[str]] = []
+        cursor: str | None = None
+        while True:
+            rows, cursor = queries.interactions(text="parcel", limit=5, cursor=cursor)
+            pages.append([row.record.interaction_id for row in rows])
+            if cursor is None:
+                break
+        # Windows of three, newest first: i-7..i-5 holds i-6, i-4..i-2 none, i-1..i-0 i-1.
+        assert pages == [["i-6"], [], ["i-1"]]
+
+    def test_the_work_state_of_a_queued_running_and_recorded_evaluation(
+        self, ledger: Ledger
+    ) -> None:
+        queries = _console_queries(ledger)
+        ledger.enqueue([make_unit("e-1"), make_unit("e-2", enqueued_at=time.time() + 1)])
+
+        assert queries.work_state("e-1") == WorkState("queued", None, 0)
+        claim = _claim_one(ledger, "w-1")
+        assert queries.work_state("e-1") == WorkState("running", "w-1", 1)
+        assert queries.work_state("e-2") == WorkState("queued", None, 1)
+        ledger.complete(claim, make_evaluation("e-1"))
+        assert queries.work_state("e-1") == WorkState("recorded", None, 0)
+        assert queries.work_state("e-404") == WorkState("unknown", None, 0)
+
+    def test_a_failed_evaluation_is_retried_once_with_its_agent_s_roles(
+        self, ledger: Ledger
+    ) -> None:
+        queries = _console_queries(ledger)
+        failed = [EvaluatorResult.failed("helpfulness", "timeout", "the judge timed out")]
+        ledger.record_evaluation(make_evaluation("e-1", roles=("support",), results=failed))
+        ledger.record_evaluation(make_evaluation("e-2"))
+
+        assert queries.retry("e-1") == ("e-1:retry", True)
+        assert queries.retry("e-1") == ("e-1:retry", False)
+        assert queries.retry("e-2") is None
+        assert queries.retry("e-404") is None
+        [claim] = ledger.claim("w-1", limit=5, lease_seconds=30.0)
+        assert (claim.unit.evaluation_id, claim.unit.roles) == ("e-1:retry", ("support",))
+
+
+def _console_queries(ledger: Ledger, **options: Any) -> ConsoleQueries:
+    """The console's queries on ``ledger``; skips a ledger that is not a ``SqlLedger``."""
+    if not isinstance(ledger, SqlLedger):
+        pytest.skip(f"{type(ledger).__name__} has no SQL tables for the console's queries")
+    return ConsoleQueries(ledger, **options)

@@ -16,7 +16,7 @@ pytest.importorskip("starlette", reason="the console extra is not installed")
 from starlette.testclient import TestClient
 
 from langchain_evals_port.console import create_app
-from langchain_evals_port.storage import SqliteLedger
+from langchain_evals_port.storage import ConsoleQueries, InMemoryLedger, SqliteLedger
 
 
 def test_the_overview_shows_each_evaluator_s_pass_rate_with_its_interval(
@@ -141,6 +141,11 @@ def test_a_token_is_required_when_configured(ledger: SqliteLedger) -> None:
     assert client.get("/waiting").status_code == 200
 
 
+def test_a_ledger_without_sql_tables_is_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="expected a SqliteLedger or PostgresLedger, got InMem"):
+        create_app(InMemoryLedger())  # type: ignore[arg-type]
+
+
 def test_read_only_has_no_actions(ledger: SqliteLedger) -> None:
     client = TestClient(create_app(ledger, read_only=True), base_url="http://127.0.0.1")
     assert "Retry" not in client.get("/failed").text
@@ -156,12 +161,9 @@ def test_plotly_is_served_from_the_installed_package(client: TestClient) -> None
 
 
 def test_a_text_search_reads_a_window_a_page_and_continues_after_it(
-    ledger: SqliteLedger, monkeypatch: pytest.MonkeyPatch
+    ledger: SqliteLedger,
 ) -> None:
-    from langchain_evals_port.console import _queries
-
-    monkeypatch.setattr(_queries, "TEXT_WINDOW", 4)
-    queries = _queries.ConsoleQueries(ledger)
+    queries = ConsoleQueries(ledger, text_window=4)
     found: list[str] = []
     pages = 0
     cursor = None

@@ -81,13 +81,14 @@ def durable(dsn: str) -> None:
     evaluation; print the interaction id, then wait to be killed."""
     from _agents import echo_agent
 
-    from langchain_evals_port.runtime import EvaluationRuntime, open_ledger
+    from langchain_evals_port.runtime import EvaluationRuntime
+    from langchain_evals_port.storage import open_storage
 
     config = {"evaluation": {"evaluators": {"three-steps": {"agents": {AGENT: {}}}}}}
     runtime = EvaluationRuntime(
         config,
         evaluators=DURABLE,
-        ledger=open_ledger(dsn),
+        ledger=open_storage(dsn),
         lease_seconds=1.0,
         poll_interval=0.05,
     )

@@ -32,8 +32,8 @@ from langchain_evals_port.runtime import (
     EvaluationRuntime,
     Ledger,
     evaluation_id,
-    open_ledger,
 )
+from langchain_evals_port.storage import open_storage
 
 pytestmark = pytest.mark.processes
 
@@ -295,7 +295,7 @@ def test_sigterm_lets_running_evaluations_finish_and_a_second_worker_does_the_re
 ) -> None:
     config = write_config(tmp_path, "logged")
     started, done = tmp_path / "started.log", tmp_path / "done.log"
-    ledger = open_ledger(ledger_location)
+    ledger = open_storage(ledger_location)
     try:
         interaction_ids = record_interactions(config, ledger, 12)
         expected = {evaluation_id("logged", i, {}) for i in interaction_ids}
@@ -363,7 +363,7 @@ def test_sigterm_hands_evaluations_still_running_after_the_grace_period_back(
 ) -> None:
     config = write_config(tmp_path, "logged")
     started, done = tmp_path / "started.log", tmp_path / "done.log"
-    ledger = open_ledger(ledger_location)
+    ledger = open_storage(ledger_location)
     try:
         interaction_ids = record_interactions(config, ledger, 12)
         expected = {evaluation_id("logged", i, {}) for i in interaction_ids}
@@ -427,7 +427,7 @@ def test_sigterm_stops_within_the_grace_period_while_a_plain_def_evaluator_block
     config = write_config(tmp_path, "blocking")
     database = str(tmp_path / "evals.db")
     started = tmp_path / "started.log"
-    ledger = open_ledger(database)
+    ledger = open_storage(database)
     try:
         record_interactions(config, ledger, 2)
     finally:
@@ -454,7 +454,7 @@ def test_four_workers_record_2000_evaluations_exactly_once_though_one_is_killed(
 
     config = write_config(tmp_path, "logged")
     started, done = tmp_path / "started.log", tmp_path / "done.log"
-    ledger = open_ledger(postgres_dsn)
+    ledger = open_storage(postgres_dsn)
     watcher = psycopg.connect(postgres_dsn, autocommit=True)
     try:
         interaction_ids = record_interactions(config, ledger, 2000)
@@ -589,7 +589,7 @@ def test_a_durable_evaluation_killed_mid_node_resumes_in_a_worker_on_postgres(
     argv = worker_argv(config, postgres_dsn, "--lease-seconds", "1")
     argv[argv.index(WORKER_EVALUATORS)] = DURABLE_EVALUATORS
     worker = spawn("resumer", argv, DURABLE_STEP_LOG=str(steps))
-    ledger = open_ledger(postgres_dsn)
+    ledger = open_storage(postgres_dsn)
     try:
         wait_until(lambda: ledger.pending_work() == 0, 60, "the worker to resume")
         worker.send(signal.SIGTERM)
@@ -639,7 +639,7 @@ def test_durable_evaluations_started_together_on_a_new_ledger_all_reach_a_verdic
     workers = [spawn(f"w{n}", argv, DURABLE_STEP_LOG=str(steps)) for n in range(2)]
     for worker in workers:
         wait_until(lambda w=worker: "worker started" in w.stderr(), 60, f"{worker.name} to start")
-    ledger = open_ledger(new_ledger_location)
+    ledger = open_storage(new_ledger_location)
     try:
         application = EvaluationRuntime.from_files(
             config, evaluators=DURABLE, ledger=ledger, concurrency=2

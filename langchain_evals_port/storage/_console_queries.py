@@ -1,4 +1,6 @@
-"""What the console reads from a SQL ledger, each an indexed query.
+"""``ConsoleQueries``: the console's reads of a SQL ledger, each an indexed query, and its two
+writes (resume, retry) — the SQL of ``langchain_evals_port.console``, kept with the tables it
+reads.
 
 The overview aggregates the summary columns of ``ledger_evaluations`` (``outcome``,
 ``passed``, ``score``: schema version 5) by agent, evaluator and time bucket, from an index
@@ -8,6 +10,9 @@ itself does. A text search reads a bounded window of interactions per page
 retried by queueing a new work unit whose id is the failed one's with ``:retry`` appended:
 queueing ignores an id already queued or recorded, so a retry runs once however often it is
 asked for.
+
+The queries read the SQL tables themselves, so only a ``SqlLedger`` (SQLite, PostgreSQL) has
+them; an ``InMemoryLedger`` is refused with a ``TypeError`` saying so.
 """
 
 from __future__ import annotations
@@ -15,29 +20,38 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from langchain_evals_port.capture import InteractionRecord
-from langchain_evals_port.reporting.statistics import Interval, wilson_interval
-from langchain_evals_port.storage import Annotation, EvaluationRecord, SqlLedger, WorkUnit
-from langchain_evals_port.storage._pages import decode_cursor, encode_cursor
+from langchain_evals_port.capture._records import InteractionRecord
+from langchain_evals_port.storage._annotation import Annotation
+from langchain_evals_port.storage._records import EvaluationRecord, WorkUnit
+
+from ._pages import check_limit, decode_cursor, encode_cursor
+from ._sql import SqlLedger
 
 __all__ = [
-    "Bucket",
+    "TEXT_WINDOW",
     "ConsoleQueries",
+    "EvaluationSummary",
     "InteractionRow",
-    "Series",
+    "OverviewBucket",
+    "OverviewSeries",
     "WorkState",
     "bucket_seconds",
 ]
-
-OUTCOMES = ("verdict", "inconclusive", "failed")
 
 TEXT_WINDOW = 20_000
 """Interactions a text search reads for one page, newest first (after the other filters):
 a substring of the records' JSON has no index, and reading all of 100,000 took 200-250 ms of
 SQLite's time alone, growing with the ledger. The page's cursor continues after the window
 when it was read to its end, so the search still reaches every interaction, a window a page."""
+
+# Where the dialects differ: the bucket of a time, and a case-insensitive substring match.
+_BUCKET = {
+    "sqlite": "CAST(evaluated_at / %s AS INTEGER)",
+    "postgresql": "floor(evaluated_at / %s)::bigint",
+}
+_CONTAINS = {"sqlite": "i.record LIKE %s", "postgresql": "i.record::text ILIKE %s"}
 
 
 def bucket_seconds(span: float) -> int:
@@ -47,9 +61,9 @@ def bucket_seconds(span: float) -> int:
 
 
 @dataclass(frozen=True)
-class Bucket:
+class OverviewBucket:
     """One time bucket of one agent and evaluator: its evaluations by outcome, the verdicts
-    that passed (with the pass rate's Wilson interval) and the mean score."""
+    that passed and the mean score."""
 
     start: float
     evaluations: int
@@ -64,26 +78,21 @@ class Bucket:
         """Passed verdicts over verdicts; ``None`` without a verdict."""
         return self.passed / self.verdicts if self.verdicts else None
 
-    @property
-    def interval(self) -> Interval | None:
-        """The pass rate's 95 % Wilson interval; ``None`` without a verdict."""
-        return wilson_interval(self.passed, self.verdicts) if self.verdicts else None
-
 
 @dataclass
-class Series:
+class OverviewSeries:
     """The buckets of one agent and evaluator, oldest first, with their totals."""
 
     agent_id: str
     evaluator_id: str
-    buckets: list[Bucket] = field(default_factory=list)
+    buckets: list[OverviewBucket] = field(default_factory=list)
 
     @property
-    def total(self) -> Bucket:
+    def total(self) -> OverviewBucket:
         """All the buckets added up (its ``start`` is the first bucket's)."""
         scores = [(b.score_mean, b.verdicts) for b in self.buckets if b.score_mean is not None]
         weight = sum(n for _, n in scores)
-        return Bucket(
+        return OverviewBucket(
             start=self.buckets[0].start if self.buckets else 0.0,
             evaluations=sum(b.evaluations for b in self.buckets),
             verdicts=sum(b.verdicts for b in self.buckets),
@@ -92,6 +101,23 @@ class Series:
             failed=sum(b.failed for b in self.buckets),
             score_mean=sum(m * n for m, n in scores) / weight if weight else None,
         )
+
+
+class EvaluationSummary(NamedTuple):
+    """One evaluation of an interaction in a list: its evaluator, outcome and whether its
+    verdicts passed (``None``: no verdict says)."""
+
+    evaluator_id: str
+    outcome: str
+    passed: bool | None
+
+
+@dataclass(frozen=True)
+class InteractionRow:
+    """An interaction in a list: the record and its evaluations' summaries, oldest first."""
+
+    record: InteractionRecord
+    evaluations: list[EvaluationSummary]
 
 
 @dataclass(frozen=True)
@@ -105,32 +131,51 @@ class WorkState:
     working: int
 
 
-@dataclass(frozen=True)
-class InteractionRow:
-    """An interaction in a list: the record and its evaluations' summaries
-    (evaluator id, outcome, passed)."""
-
-    record: InteractionRecord
-    evaluations: list[tuple[str, str, bool | None]]
-
-
 class ConsoleQueries:
-    """The console's reads and its two writes (resume, retry) on one SQL ledger."""
+    """The console's reads and its two writes (resume, retry) on one SQL ledger.
 
-    def __init__(self, ledger: SqlLedger) -> None:
+    Args:
+        ledger: A ``SqliteLedger`` or ``PostgresLedger`` (any ``SqlLedger``).
+        text_window: Interactions a text search reads for one page (``TEXT_WINDOW``).
+
+    Raises:
+        TypeError: ``ledger`` is not a SQL ledger (an ``InMemoryLedger`` has no tables).
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> from langchain_evals_port.storage import SqliteLedger
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     ledger = SqliteLedger(Path(folder) / "ledger.db")
+        ...     queries = ConsoleQueries(ledger)
+        ...     print(queries.overview(0.0, time.time()), queries.agents_and_evaluators())
+        ...     ledger.close()
+        [] ([], [])
+    """
+
+    def __init__(self, ledger: SqlLedger, *, text_window: int = TEXT_WINDOW) -> None:
+        if not isinstance(ledger, SqlLedger):
+            raise TypeError(
+                "the console's queries read a SQL ledger's tables: expected a SqliteLedger or "
+                f"PostgresLedger, got {type(ledger).__name__}"
+            )
+        if isinstance(text_window, bool) or not isinstance(text_window, int) or text_window < 1:
+            raise ValueError(f"text_window must be a positive int, got {text_window!r}")
         self.ledger = ledger
-        postgres = ledger.dialect == "postgresql"
-        self._bucket = (
-            "floor(evaluated_at / %s)::bigint" if postgres else "CAST(evaluated_at / %s AS INTEGER)"
-        )
-        self._contains = "i.record::text ILIKE %s" if postgres else "i.record LIKE %s"
+        self.text_window = text_window
+        self._bucket = _BUCKET[ledger.dialect]
+        self._contains = _CONTAINS[ledger.dialect]
+
+    def _rows(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.ledger.select(sql, parameters)
 
     # --- overview ---------------------------------------------------------------------------
 
-    def overview(self, since: float, until: float) -> list[Series]:
-        """Every agent and evaluator with evaluations in ``[since, until)``, in buckets."""
+    def overview(self, since: float, until: float) -> list[OverviewSeries]:
+        """Every agent and evaluator with evaluations in ``[since, until)`` (epoch seconds),
+        in buckets of ``bucket_seconds(until - since)``."""
         width = bucket_seconds(until - since)
-        rows = self.ledger.select(
+        rows = self._rows(
             f"SELECT agent_id, evaluator_id, {self._bucket} AS bucket, count(*),"
             " sum(CASE WHEN outcome = 'verdict' THEN 1 ELSE 0 END), sum(passed),"
             " sum(CASE WHEN outcome = 'inconclusive' THEN 1 ELSE 0 END),"
@@ -139,11 +184,11 @@ class ConsoleQueries:
             " GROUP BY agent_id, evaluator_id, bucket ORDER BY agent_id, evaluator_id, bucket",
             (width, since, until),
         )
-        series: dict[tuple[str, str], Series] = {}
+        series: dict[tuple[str, str], OverviewSeries] = {}
         for agent, evaluator, bucket, total, verdicts, passed, inconclusive, failed, score in rows:
-            found = series.setdefault((agent, evaluator), Series(agent, evaluator))
+            found = series.setdefault((agent, evaluator), OverviewSeries(agent, evaluator))
             found.buckets.append(
-                Bucket(
+                OverviewBucket(
                     start=float(bucket) * width,
                     evaluations=int(total),
                     verdicts=int(verdicts or 0),
@@ -157,7 +202,8 @@ class ConsoleQueries:
 
     def latest_failures(self, limit: int = 10) -> list[EvaluationRecord]:
         """The newest failed evaluations."""
-        rows = self.ledger.select(
+        check_limit(limit)
+        rows = self._rows(
             "SELECT record FROM ledger_evaluations WHERE outcome = 'failed'"
             " ORDER BY evaluated_at DESC, evaluation_id DESC LIMIT %s",
             (limit,),
@@ -180,10 +226,13 @@ class ConsoleQueries:
     ) -> tuple[list[InteractionRow], str | None]:
         """Interactions newest first, filtered; the page and the cursor of the next.
 
-        With ``text`` (a substring of the record's JSON, ASCII letters in any case) the page
-        holds the matches among the next ``TEXT_WINDOW`` interactions the other filters
-        keep: it may hold fewer than ``limit`` (none, even) and still have a next cursor,
-        which continues after the window."""
+        ``evaluator_id`` and ``outcome`` keep the interactions with such an evaluation;
+        ``since`` (inclusive) and ``until`` (exclusive) bound the start time, in epoch
+        seconds. With ``text`` (a substring of the record's JSON, ASCII letters in any case)
+        the page holds the matches among the next ``text_window`` interactions the other
+        filters keep: it may hold fewer than ``limit`` (none, even) and still have a next
+        cursor, which continues after the window. A bad cursor is a ``ValueError``."""
+        check_limit(limit)
         where: list[str] = []
         parameters: list[Any] = []
         if agent_id:
@@ -216,22 +265,22 @@ class ConsoleQueries:
             f"SELECT i.started_at, i.interaction_id, i.record FROM ledger_interactions i {clause}"
         )
         if text:
-            rows = self.ledger.select(
+            rows = self._rows(
                 f"SELECT i.started_at, i.interaction_id, i.record FROM ({selected}{newest}) i"
                 f" WHERE {self._contains}{newest}",
                 # LIKE's own % and _ in the text match loosely
-                [*parameters, TEXT_WINDOW, f"%{text}%", limit + 1],
+                [*parameters, self.text_window, f"%{text}%", limit + 1],
             )
         else:
-            rows = self.ledger.select(selected + newest, [*parameters, limit + 1])
+            rows = self._rows(selected + newest, [*parameters, limit + 1])
         page = rows[:limit]
         next_cursor = encode_cursor(page[-1][0], page[-1][1]) if len(rows) > limit else None
         if text and next_cursor is None:
             # The page is the window's last matches: continue after the window, if it was full.
-            end = self.ledger.select(
+            end = self._rows(
                 f"SELECT i.started_at, i.interaction_id FROM ledger_interactions i {clause}"
                 f"{newest} OFFSET %s",
-                [*parameters, 1, TEXT_WINDOW - 1],
+                [*parameters, 1, self.text_window - 1],
             )
             next_cursor = encode_cursor(end[0][0], end[0][1]) if end else None
         records = [InteractionRecord.model_validate_json(text) for _, _, text in page]
@@ -240,19 +289,19 @@ class ConsoleQueries:
             InteractionRow(record, summaries.get(record.interaction_id, [])) for record in records
         ], next_cursor
 
-    def _summaries(self, ids: Sequence[str]) -> dict[str, list[tuple[str, str, bool | None]]]:
+    def _summaries(self, ids: Sequence[str]) -> dict[str, list[EvaluationSummary]]:
         if not ids:
             return {}
         marks = ", ".join(["%s"] * len(ids))
-        rows = self.ledger.select(
+        rows = self._rows(
             "SELECT interaction_id, evaluator_id, outcome, passed FROM ledger_evaluations"
             f" WHERE interaction_id IN ({marks}) ORDER BY evaluated_at, evaluation_id",
             list(ids),
         )
-        found: dict[str, list[tuple[str, str, bool | None]]] = {}
+        found: dict[str, list[EvaluationSummary]] = {}
         for interaction_id, evaluator_id, outcome, passed in rows:
             found.setdefault(interaction_id, []).append(
-                (evaluator_id, outcome, None if passed is None else bool(passed))
+                EvaluationSummary(evaluator_id, outcome, None if passed is None else bool(passed))
             )
         return found
 
@@ -260,12 +309,13 @@ class ConsoleQueries:
         self, *, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[EvaluationRecord], str | None]:
         """Failed evaluations, newest first; the page and the cursor of the next."""
+        check_limit(limit)
         where, parameters = "", []
         if cursor:
             moment, key = decode_cursor(cursor)
             where = " AND (evaluated_at < %s OR (evaluated_at = %s AND evaluation_id < %s))"
             parameters = [moment, moment, key]
-        rows = self.ledger.select(
+        rows = self._rows(
             "SELECT evaluated_at, evaluation_id, record FROM ledger_evaluations"
             f" WHERE outcome = 'failed'{where}"
             " ORDER BY evaluated_at DESC, evaluation_id DESC LIMIT %s",
@@ -276,13 +326,13 @@ class ConsoleQueries:
         return [EvaluationRecord.model_validate_json(text) for _, _, text in page], next_cursor
 
     def agents_and_evaluators(self) -> tuple[list[str], list[str]]:
-        """The agent ids and evaluator ids with evaluations, for the filters."""
+        """The agent ids and evaluator ids with evaluations, in order, for the filters."""
         return self._distinct("agent_id"), self._distinct("evaluator_id")
 
     def _distinct(self, column: str) -> list[str]:
         """The distinct values of an indexed column of ``ledger_evaluations``, in order: one
         index lookup per value (a loose index scan), where ``DISTINCT`` reads every entry."""
-        rows = self.ledger.select(
+        rows = self._rows(
             f"WITH RECURSIVE found (value) AS ("
             f" SELECT min({column}) FROM ledger_evaluations"
             f" UNION ALL SELECT (SELECT min({column}) FROM ledger_evaluations"
@@ -315,11 +365,11 @@ class ConsoleQueries:
         """Where a queued evaluation stands, and whether any worker is running evaluations
         now (holds an unexpired lease on one: an idle worker holds none)."""
         now = time.time()
-        rows = self.ledger.select(
+        rows = self._rows(
             "SELECT worker, lease_until FROM ledger_work WHERE evaluation_id = %s",
             (evaluation_id,),
         )
-        [(working,)] = self.ledger.select(
+        [(working,)] = self._rows(
             "SELECT count(DISTINCT worker) FROM ledger_work"
             " WHERE worker IS NOT NULL AND lease_until > %s",
             (now,),
@@ -339,7 +389,8 @@ class ConsoleQueries:
     def retry(self, evaluation_id: str) -> tuple[str, bool] | None:
         """Queue a new attempt of a failed evaluation: its id, and whether this call queued
         it (False: it was queued or has run already); ``None`` when ``evaluation_id`` is not
-        a failed evaluation."""
+        a failed evaluation. The attempt keeps the agent's roles and flow
+        (``WorkUnit.queued``), so the same binding applies."""
         record = self.ledger.get_evaluation(evaluation_id)
         if record is None or record.outcome != "failed":
             return None

@@ -25,7 +25,6 @@ STORE_HELP = (
 )
 """The help of every command's ``--store``."""
 
-_DSN = ("postgresql://", "postgres://")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
@@ -49,7 +48,10 @@ def checked_location(
         LocationError: The path is a directory, a file that is not a SQLite database, or,
             for a command that ``reads``, missing (with the closest file there).
     """
-    if location is not None and location.startswith(_DSN):
+    # Imported here: the storage package is heavy, and --help needs none of it.
+    from langchain_evals_port.storage import is_dsn
+
+    if location is not None and is_dsn(location):
         return location
     if location is None:
         assert default is not None, "a location or a default"

@@ -32,13 +32,14 @@ from langchain_evals_port.core.errors import EvaluatorUsageError
 from langchain_evals_port.storage import (
     Annotation,
     Holder,
-    PostgresLedger,
     RunClaim,
     RunRow,
     RunWrite,
     SqliteLedger,
     SqlLedger,
     case_subject,
+    is_dsn,
+    open_storage,
 )
 from langchain_evals_port.trust import Agreement, agreement_by_key, pair_annotations
 
@@ -172,13 +173,9 @@ class ExperimentStore:
 
     def __init__(self, location: str | os.PathLike[str] | None = None) -> None:
         self.location = str(DEFAULT_STORE if location is None else location)
-        self._ledger: SqlLedger
-        if self.location.startswith(("postgresql://", "postgres://")):
-            self._ledger = PostgresLedger(self.location)
-        else:
-            path = Path(self.location)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._ledger = SqliteLedger(path)
+        if not is_dsn(self.location):
+            Path(self.location).parent.mkdir(parents=True, exist_ok=True)
+        self._ledger: SqlLedger = open_storage(self.location)
         self.worker_id = str(Holder.current())
 
     def __repr__(self) -> str:

@@ -32,7 +32,7 @@ from ._export import export_jsonl
 from ._holder import Holder
 from ._ids import evaluation_id
 from ._memory import InMemoryLedger
-from ._open import open_ledger, open_storage
+from ._open import is_dsn, open_ledger, open_storage
 
 # Exported directly: the module imports psycopg (the ``postgres`` extra) only when a
 # ``PostgresLedger`` is created, so this package imports without it.
@@ -77,6 +77,7 @@ __all__ = [
     "case_subject",
     "evaluation_id",
     "export_jsonl",
+    "is_dsn",
     "open_ledger",
     "open_storage",
 ]

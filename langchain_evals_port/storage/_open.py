@@ -11,10 +11,16 @@ from ._postgres import PostgresLedger
 from ._sql import SqlLedger
 from ._sqlite import SqliteLedger
 
-__all__ = ["open_ledger", "open_storage"]
+__all__ = ["is_dsn", "open_ledger", "open_storage"]
 
 _DSN = ("postgresql://", "postgres://")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_dsn(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` is a PostgreSQL DSN (``postgresql://`` or ``postgres://``), not
+    the path of a SQLite file."""
+    return isinstance(location, str) and location.startswith(_DSN)
 
 
 @overload
@@ -45,7 +51,7 @@ def open_storage(location: str | os.PathLike[str]) -> SqlLedger:
         SqliteLedger sqlite
     """
     if isinstance(location, str):
-        if location.startswith(_DSN):
+        if is_dsn(location):
             return PostgresLedger(location)
         if _URL.match(location):
             scheme = location.split("://", 1)[0]

@@ -35,7 +35,12 @@ from langchain_core.runnables.config import (
 from langsmith.run_helpers import get_tracing_context, tracing_context
 from pydantic import ConfigDict, Field, SkipValidation, field_validator
 
-from ._langchain_internals import coro_with_context, set_config_context, var_child_runnable_config
+from ._langchain_internals import (
+    coro_with_context,
+    no_callback_handlers,
+    set_config_context,
+    var_child_runnable_config,
+)
 from ._request import EvalRequest
 from ._result import EvaluatorResult, Score, plain_scalar
 from ._tracing import EvalTracer, current_tracer
@@ -185,14 +190,14 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         # costs more than a whole exact match; with no callback handler at all (no tracing,
         # no callbacks) there is no run to report, so the bookkeeping is skipped too.
         config = ensure_config(config)
-        manager = get_callback_manager_for_config(config)
-        if not manager.handlers:
+        if no_callback_handlers(config):
             # Nested runnables (a judge's model) still inherit the config.
             token = var_child_runnable_config.set(config)
             try:
                 return self._run(input, None, config)
             finally:
                 var_child_runnable_config.reset(token)
+        manager = get_callback_manager_for_config(config)
         run_manager = manager.on_chain_start(
             None,
             input,
@@ -220,13 +225,13 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
 
     async def _ainvoke(self, input: EvalInput, config: RunnableConfig | None) -> EvalOutput:
         config = ensure_config(config)
-        manager = get_async_callback_manager_for_config(config)
-        if not manager.handlers:
+        if no_callback_handlers(config):
             token = var_child_runnable_config.set(config)
             try:
                 return await self._arun(input, None, config)
             finally:
                 var_child_runnable_config.reset(token)
+        manager = get_async_callback_manager_for_config(config)
         run_manager = await manager.on_chain_start(
             None,
             input,

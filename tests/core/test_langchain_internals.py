@@ -7,6 +7,7 @@ change with it: evaluators would otherwise lose their runs' nesting in traces.
 import asyncio
 import contextvars
 
+import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableLambda
 from langchain_core.runnables.config import ensure_config
@@ -14,6 +15,7 @@ from langchain_core.runnables.config import ensure_config
 from langchain_evals_port.core import evaluator
 from langchain_evals_port.core._langchain_internals import (
     coro_with_context,
+    no_callback_handlers,
     set_config_context,
     var_child_runnable_config,
 )
@@ -94,3 +96,100 @@ def test_the_beta_warning_of_load_is_quieted_by_langchain_s_helper():
             restored = load(stored, allowed_objects=[AIMessage])
     assert restored == AIMessage("hi")
     assert not [w for w in caught if "beta" in str(w.message).lower()]
+
+
+class _Handler(BaseCallbackHandler):
+    pass
+
+
+_HOOK: contextvars.ContextVar[BaseCallbackHandler | None] = contextvars.ContextVar(
+    "langchain_evals_port_test_hook", default=None
+)
+
+
+@pytest.fixture
+def registered_hook():
+    from langchain_core.tracers.context import _configure_hooks, register_configure_hook
+
+    register_configure_hook(_HOOK, inheritable=True)
+    yield _HOOK
+    _configure_hooks[:] = [hook for hook in _configure_hooks if hook[0] is not _HOOK]
+
+
+@pytest.fixture
+def no_tracing_variables(monkeypatch):
+    for name in (
+        "LANGSMITH_TRACING",
+        "LANGCHAIN_TRACING_V2",
+        "LANGSMITH_TRACING_V2",
+        "LANGCHAIN_TRACING",
+        "LANGCHAIN_HANDLER",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    from langsmith.utils import get_env_var
+
+    get_env_var.cache_clear()  # LangSmith reads each variable once
+    yield
+    get_env_var.cache_clear()  # nothing read while a test set them stays
+
+
+def _handlers(config: dict) -> list[BaseCallbackHandler]:
+    from langchain_core.runnables.config import get_callback_manager_for_config
+
+    return get_callback_manager_for_config(ensure_config(config)).handlers
+
+
+@pytest.mark.usefixtures("no_tracing_variables")
+def test_no_callback_handlers_agrees_with_configure(registered_hook):
+    from langchain_core.callbacks import CallbackManager
+    from langchain_core.globals import set_debug
+
+    without = [{}, {"callbacks": []}, {"callbacks": CallbackManager(handlers=[])}]
+    with_one = [
+        {"callbacks": [_Handler()]},
+        {"callbacks": CallbackManager(handlers=[_Handler()])},
+    ]
+    for config in without:
+        assert no_callback_handlers(ensure_config(config))
+        assert not _handlers(config)
+    for config in with_one:
+        assert not no_callback_handlers(ensure_config(config))
+        assert _handlers(config)
+    set_debug(True)
+    try:
+        assert not no_callback_handlers(ensure_config({}))
+        assert _handlers({})
+    finally:
+        set_debug(False)
+    token = registered_hook.set(_Handler())
+    try:
+        assert not no_callback_handlers(ensure_config({}))
+        assert _handlers({})
+    finally:
+        registered_hook.reset(token)
+    assert no_callback_handlers(ensure_config({}))
+
+
+@pytest.mark.usefixtures("no_tracing_variables")
+def test_no_callback_handlers_is_false_under_langsmith_tracing(monkeypatch):
+    # configure would add a LangChainTracer in each of these (not built here: it connects).
+    from langsmith.run_helpers import tracing_context
+
+    with tracing_context(enabled=True):
+        assert not no_callback_handlers(ensure_config({}))
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")
+    assert not no_callback_handlers(ensure_config({}))
+    with tracing_context(enabled=False):
+        assert no_callback_handlers(ensure_config({}))
+        assert not _handlers({})
+
+
+@pytest.mark.usefixtures("no_tracing_variables")
+def test_no_callback_handlers_leaves_the_v1_tracing_variables_to_configure(monkeypatch):
+    from langsmith.utils import get_env_var
+
+    for name in ("LANGCHAIN_TRACING", "LANGCHAIN_HANDLER"):
+        with monkeypatch.context() as patched:
+            patched.setenv(name, "true")
+            assert not no_callback_handlers(ensure_config({}))
+        get_env_var.cache_clear()

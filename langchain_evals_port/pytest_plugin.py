@@ -46,7 +46,6 @@ wins; a command-line path is relative to the invocation directory, an ini one to
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections.abc import Generator
@@ -57,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from langchain_evals_port.reporting import EvalReport, GateResult
+    from langchain_evals_port.reporting import EvalReport, GateResult, Report
 
 # Every pytest start in the environment imports this module, so at load time it imports
 # nothing but pytest and the standard library; the evaluation machinery (langchain-core,
@@ -86,7 +85,7 @@ class _EvalRun:
     baseline_path: Path | None = None
     update_baseline: bool = False
     report: EvalReport | None = None
-    baseline: dict[str, Any] | None = None
+    baseline: Report | None = None
     written: bool = False
     baseline_updated: bool = False
     gated: list[GateResult] = field(default_factory=list)
@@ -275,36 +274,31 @@ def _max_drop(config: pytest.Config) -> float | None:
     return drop
 
 
-def _read_baseline(
-    path: Path, name: str, updating: bool, notes: list[str]
-) -> dict[str, Any] | None:
+def _read_baseline(path: Path, name: str, updating: bool, notes: list[str]) -> Report | None:
     # A pinned baseline is a committed file: one that cannot be read is a mistake to stop
     # at, not to run past (the drop check would pass with nothing to compare). Only a run
-    # that replaces it may go on without it.
+    # that replaces it may go on without it. One of the plugin's version 1 reads on.
+    from langchain_evals_port.reporting import Report, ReportSchemaError
+
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-        if not (isinstance(data, dict) and isinstance(data.get("keys"), dict)):
-            raise ValueError('no "keys" object')
+        return Report.read(path)
     except FileNotFoundError:
         if updating:
             return None
-        problem = "does not exist; write it with --evals-update-baseline"
-    except (OSError, ValueError) as error:
+        problem = f"{path} does not exist; write it with --evals-update-baseline"
+    except (OSError, ReportSchemaError) as error:
         if updating:
-            notes.append(f"baseline {path} is not a report ({error}); replacing it")
+            notes.append(f"baseline {error}; replacing it")
             return None
-        problem = f"is not a report's JSON ({error}); rewrite it with --evals-update-baseline"
-    else:
-        return data
-    raise pytest.UsageError(f"{name} {path} {problem}")
+        problem = f"{error}; rewrite it with --evals-update-baseline"
+    raise pytest.UsageError(f"{name} {problem}")
 
 
 def _check_cases(run: _EvalRun, name: str, max_drop: str) -> None:
     # The gate compares test by test: a baseline written before the per-test scores were
     # kept would let every key through unjudged.
-    from langchain_evals_port.reporting._summary import baseline_means, baseline_statistics
-
-    missing = sorted(set(baseline_means(run.baseline)) - set(baseline_statistics(run.baseline)))
+    assert run.baseline is not None
+    missing = sorted(run.baseline.means().keys() - run.baseline.paired().keys())
     if not missing:
         return
     problem = (
@@ -399,13 +393,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _gate(run: _EvalRun) -> list[GateResult]:
     from langchain_evals_port.reporting import gate
-    from langchain_evals_port.reporting._summary import baseline_statistics
 
     assert run.max_drop is not None
     assert run.report is not None
     comparisons = run.report.compare(run.baseline)
     current = run.report.statistics().keys()
-    before = baseline_statistics(run.baseline).keys()
+    before = run.baseline.paired().keys() if run.baseline is not None else set()
     # A key whose tests did not run (deselected) would otherwise leave the gate unnoticed.
     run.not_compared = sorted(before - current)
     comparable = current & before

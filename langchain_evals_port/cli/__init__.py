@@ -3,12 +3,12 @@
 Experiments (``run``, ``compare``, ``experiments``, ``rescore``: ``_experiments``), the
 online runtime's ``worker`` (``_worker``), which also shares an experiment's cases with
 ``--experiment``, the web ``console`` (``_console``), an experiment's page as one HTML
-file (``report``: ``_report``), the evaluators' agreement with people's annotations
-(``agreement``: ``_agreement``) and the judge prompts measured against labelled cases
-(``calibrate``: ``_calibrate``) and the judges' cache file cleared (``cache clear``:
-``_cache``), and the JSON Schema of the evaluation configuration file (``config schema``:
-``_config``). Each command imports what it needs when it runs, so
-``--help`` is fast.
+file and the report files' JSON Schema (``report``, ``report schema``: ``_report``), the
+evaluators' agreement with people's annotations (``agreement``: ``_agreement``) and the
+judge prompts measured against labelled cases (``calibrate``: ``_calibrate``) and the
+judges' cache file cleared (``cache clear``: ``_cache``), and the JSON Schema of the
+evaluation configuration file (``config schema``: ``_config``). Each command imports what it
+needs when it runs, so ``--help`` is fast.
 """
 
 from __future__ import annotations

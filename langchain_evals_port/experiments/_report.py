@@ -14,18 +14,24 @@ it, so the files, the terminal and the pytest plugin's reports agree.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import to_jsonable_python
-
+from langchain_evals_port.capture import TokenUsage
 from langchain_evals_port.core import EvaluatorResult
-from langchain_evals_port.reporting import KeyComparison, KeyStatistics
+from langchain_evals_port.reporting import (
+    REPORT_SCHEMA_VERSION,
+    KeyComparison,
+    KeyStatistics,
+    Report,
+    ReportComparison,
+    ReportResult,
+    ReportRow,
+    TargetError,
+)
 from langchain_evals_port.reporting._display import terminal
 from langchain_evals_port.reporting._pages import standalone
 from langchain_evals_port.reporting._render import (
@@ -35,6 +41,7 @@ from langchain_evals_port.reporting._render import (
     shorten,
     write_text,
 )
+from langchain_evals_port.reporting._schema import plain_json
 
 from ._page import experiment_context, run_tokens
 from ._result import CaseResult, ExperimentResult
@@ -50,9 +57,6 @@ __all__ = [
     "problem_lines",
     "write_report",
 ]
-
-REPORT_SCHEMA_VERSION = 1
-"""The ``schema_version`` of ``report.json``; it changes only when a reader would break."""
 
 # Inputs, outputs and a reasoning in a Markdown cell; the JSON has them in full (the HTML
 # page's cells are the experiment page's).
@@ -89,8 +93,10 @@ def write_report(
     ``baseline`` when given (the paired difference with its interval, the verdict, the cases
     that got worse or better), and one row per run: case id, trial, inputs, outputs (cut
     short in Markdown and HTML, whole in JSON), the target's error if it raised, latency,
-    tokens, and each evaluator's score or outcome with its reasoning. ``report.json`` is plain
-    JSON with a ``schema_version``; values JSON cannot hold are written as their ``str()``.
+    tokens, and each evaluator's score or outcome with its reasoning. ``report.json`` is the
+    one report schema (``reporting.Report``, ``schema_version`` 2, described in the README and
+    printed by ``langchain-evals report schema``); values JSON cannot hold are written as
+    their ``str()``.
     ``report.html`` is the experiment's page as the console and ``langchain-evals report``
     show it (``report_html``), with the comparison under its figures: self-contained, and
     escaping everything it shows.
@@ -124,8 +130,7 @@ def write_report(
     view = _View(result, statistics, baseline, comparisons)
     paths = [folder / "report.md", folder / "report.json", folder / "report.html"]
     write_text(paths[0], _markdown(view))
-    data = _json(view)
-    write_text(paths[1], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    _report(view).write(paths[1])
     context = experiment_context(result, None, show="all", baseline=baseline)
     write_text(paths[2], standalone("experiment.html", plotly=plotly, **context))
     return paths
@@ -439,27 +444,11 @@ def _console(console: Console | None) -> Console:
     return console if console is not None else terminal()
 
 
-def _plain(value: Any) -> Any:
-    """``value`` as JSON data: pydantic's rendering, ``str()`` for what it cannot render, and
-    ``None`` for a non-finite number (JSON has none)."""
-    return _finite(to_jsonable_python(value, fallback=str))
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_finite(item) for item in value]
-    return value
-
-
 def _text(value: Any) -> str:
     """``value`` as one reads it: a string as is, anything else as compact JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(_plain(value), ensure_ascii=False)
+    return json.dumps(plain_json(value), ensure_ascii=False)
 
 
 def _error(run: CaseResult) -> str | None:
@@ -584,86 +573,37 @@ def _markdown_results(run: CaseResult, key: str) -> str:
 # --- JSON ----------------------------------------------------------------------------------
 
 
-def _json(view: _View) -> dict[str, Any]:
-    generated = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    comparison: dict[str, Any] | None = None
+def _report(view: _View) -> Report:
+    """The experiment as the one report schema (``reporting.Report``)."""
+    comparison = None
     if view.baseline is not None and view.comparisons is not None:
-        comparison = {
-            "baseline": view.baseline.name,
-            "keys": {key: _comparison_json(c) for key, c in view.comparisons.items()},
-            "not_in_baseline": sorted(view.statistics.keys() - view.baseline_statistics.keys()),
-            "only_in_baseline": sorted(view.baseline_statistics.keys() - view.statistics.keys()),
-        }
-    return {
-        "schema_version": REPORT_SCHEMA_VERSION,
-        "experiment": view.result.name,
-        "generated_at": generated,
-        "keys": {key: _statistics_json(s) for key, s in view.statistics.items()},
-        "comparison": comparison,
-        "runs": [_run_json(run) for run in view.result.runs],
-    }
+        comparison = ReportComparison.of(
+            view.baseline.name, view.comparisons, view.statistics, view.baseline_statistics
+        )
+    return Report(
+        source="experiment",
+        name=view.result.name,
+        keys=view.statistics,
+        comparison=comparison,
+        runs=[_row(run) for run in view.result.runs],
+    )
 
 
-def _statistics_json(figures: KeyStatistics) -> dict[str, Any]:
-    interval = figures.interval
-    return {
-        "kind": figures.kind,
-        "mean": figures.mean,
-        "interval": None if interval is None else {"low": interval.low, "high": interval.high},
-        "method": figures.method,
-        "cases": figures.cases,
-        "verdicts": figures.verdicts,
-        "inconclusive": figures.inconclusive,
-        "failed": figures.failed,
-        "case_means": dict(figures.case_means),
-    }
-
-
-def _comparison_json(c: KeyComparison) -> dict[str, Any]:
-    def changes(cases: tuple[str, ...]) -> list[dict[str, Any]]:
-        return [
-            {
-                "case_id": case,
-                "difference": c.candidate.case_means[case] - c.baseline.case_means[case],
-            }
-            for case in cases
-        ]
-
-    interval = c.interval
-    return {
-        "baseline_mean": c.baseline.mean,
-        "mean": c.candidate.mean,
-        "difference": c.difference,
-        "interval": None if interval is None else {"low": interval.low, "high": interval.high},
-        "verdict": c.verdict,
-        "shared": c.shared,
-        "worse": changes(c.worse),
-        "better": changes(c.better),
-        "only_in_baseline": list(c.only_baseline),
-        "not_in_baseline": list(c.only_candidate),
-    }
-
-
-def _run_json(run: CaseResult) -> dict[str, Any]:
+def _row(run: CaseResult) -> ReportRow:
     failure = run.run.interaction.failure
-    usage = run.run.usage
-    return {
-        "case_id": run.case.id,
-        "trial": run.trial,
-        "inputs": _plain(run.case.inputs),
-        "reference_outputs": _plain(run.case.reference_outputs),
-        "metadata": _plain(run.case.metadata),
-        "outputs": _plain(run.run.outputs),
-        "error": (
-            {"type": failure.reason, "message": failure.summary}
+    return ReportRow(
+        case_id=run.case.id,
+        trial=run.trial,
+        inputs=plain_json(run.case.inputs),
+        reference_outputs=plain_json(run.case.reference_outputs),
+        metadata=plain_json(run.case.metadata),
+        outputs=plain_json(run.run.outputs),
+        error=(
+            TargetError(type=failure.reason, message=failure.summary)
             if run.run.failed and failure is not None
             else None
         ),
-        "latency_seconds": run.run.latency,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "total_tokens": usage.total_tokens,
-        },
-        "results": [_plain(result.model_dump()) for result in run.results],
-    }
+        latency_seconds=run.run.latency,
+        usage=TokenUsage.model_validate(run.run.usage, from_attributes=True),
+        results=[ReportResult.of(result) for result in run.results],
+    )

@@ -2,10 +2,15 @@
 
 ``EvalReport`` is an ``EvalTracer``: open ``eval_scope(report)`` around a run (or pass
 ``tracer=report``), then ``report.write("evals-report.md")`` for a Markdown table with the
-change against the previous run, its JSON twin (the next run's baseline, in evals4j's format)
-and a self-contained HTML page with a trend chart per feedback key. Every HTML page of results
+change against the previous run, its JSON twin (the next run's baseline) and a
+self-contained HTML page with a trend chart per feedback key. Every HTML page of results
 (this one, an experiment's, the console's) is rendered from the same templates, style sheet
 and charts (``templates/``): Plotly's when it is installed, else plain SVG lines and tables.
+
+``Report`` is the one schema of every report file (version 2, ``REPORT_SCHEMA_VERSION``):
+an experiment's ``report.json`` and this report's JSON twin, pinned baseline and history are
+written from it and read back with ``Report.read``; ``langchain-evals report schema`` prints
+its JSON Schema.
 
 ``summarize``, ``compare`` and ``gate`` (also in ``reporting.statistics``, whose documentation
 says how each interval is computed) give every key its mean with a 95 % interval, compare two
@@ -21,6 +26,17 @@ import warnings
 from typing import Any
 
 from ._report import SCHEMA_VERSION, EvalReport
+from ._schema import (
+    REPORT_SCHEMA_VERSION,
+    CaseChange,
+    KeyChange,
+    Report,
+    ReportComparison,
+    ReportResult,
+    ReportRow,
+    ReportSchemaError,
+    TargetError,
+)
 from ._statistics import (
     GateResult,
     Interval,
@@ -34,13 +50,22 @@ from ._statistics import (
 from ._summary import ReportEntry
 
 __all__ = [
+    "REPORT_SCHEMA_VERSION",
     "SCHEMA_VERSION",
+    "CaseChange",
     "EvalReport",
     "GateResult",
     "Interval",
+    "KeyChange",
     "KeyComparison",
     "KeyStatistics",
+    "Report",
+    "ReportComparison",
     "ReportEntry",
+    "ReportResult",
+    "ReportRow",
+    "ReportSchemaError",
+    "TargetError",
     "compare",
     "gate",
     "summarize",

@@ -9,25 +9,29 @@ import os
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from langchain_evals_port.core import EvalRequest, EvalTracer, EvaluatorResult
 
 from ._render import markdown_cell, one_line, write_text
-from ._statistics import KeyComparison, KeyStatistics, compare, summarize
-from ._summary import (
-    ReportEntry,
-    baseline_means,
-    baseline_statistics,
-    describe,
-    format_change,
-    format_mean,
+from ._schema import (
+    REPORT_SCHEMA_VERSION,
+    Report,
+    ReportComparison,
+    ReportResult,
+    ReportRow,
+    ReportSchemaError,
 )
+from ._statistics import KeyComparison, KeyStatistics, compare, summarize
+from ._summary import ReportEntry, describe, format_change, format_mean
 
-SCHEMA_VERSION = 1
-"""The ``schema`` number of the JSON report (the evals4j format)."""
+SCHEMA_VERSION = REPORT_SCHEMA_VERSION
+"""The ``schema_version`` of the JSON report (``Report``); the name of earlier releases."""
+
+Baseline = Report | Mapping[str, Any]
+"""A previous run: its ``Report``, or a report file's parsed JSON (``Report.from_json``)."""
 
 FORMATS = ("md", "json", "html")
 """The report files ``EvalReport.write`` can write, by suffix: all three by default."""
@@ -131,15 +135,17 @@ class EvalReport:
             results_by_case.setdefault(case, []).append(entry.result)
         return summarize(results_by_case)
 
-    def compare(self, baseline: Mapping[str, Any] | None) -> dict[str, KeyComparison]:
-        """This run's keys compared case by case with a previous run's ``to_json()``.
+    def compare(self, baseline: Baseline | None) -> dict[str, KeyComparison]:
+        """This run's keys compared case by case with a previous run (its ``Report``, or
+        ``to_json()``, of this release or of version 1).
 
         Only keys whose every result, in both runs, was filed under a case are compared
         (see ``for_case``); the rest have only the difference of their means.
         """
         uncased = _uncased_keys(self.entries)
         current = {key: s for key, s in self.statistics().items() if key not in uncased}
-        return compare(baseline_statistics(baseline), current)
+        before = _report_of(baseline)
+        return compare(before.paired() if before is not None else {}, current)
 
     @classmethod
     def merged(cls, reports: Iterable[EvalReport]) -> EvalReport:
@@ -192,42 +198,67 @@ class EvalReport:
 
     # --- renderings ----------------------------------------------------------------------
 
-    def to_json(self) -> dict[str, Any]:
-        """The summary in evals4j's JSON format, with this run's time in UTC.
+    def to_report(
+        self, baseline: Baseline | None = None, *, baseline_name: str | None = None
+    ) -> Report:
+        """The report of this run (``Report``, the schema of every report file), its time
+        in UTC, compared with ``baseline`` when given.
 
-        ``{"schema": 1, "generatedAt": "2026-01-31T12:00:00Z", "keys": {key: {"mean": ...,
-        "count": ..., "inconclusive": ..., "failed": ..., "cases": {case: [score, ...]}}}}``;
-        ``mean`` is ``null`` for a key without verdicts. ``cases`` holds each case's verdict
-        scores, for the next run's case-by-case comparison; a key with a result outside any
-        case has none. Readers take what they know and ignore the rest.
+        Each key's figures are ``statistics()``'s; a key with a result outside any case has
+        no ``case_means`` (it cannot be paired with a later run). A row per case (the
+        pytest plugin's: per test), in case order, then one of the results outside any
+        case, holds every result with its evaluator's name, in arrival order.
+
+        Args:
+            baseline: A previous run, for the ``comparison``.
+            baseline_name: What to call the baseline (its file's name).
+
+        Example:
+            >>> from langchain_evals_port import ExactMatch
+            >>> from langchain_evals_port.core import eval_scope
+            >>> report = EvalReport()
+            >>> with eval_scope(report.for_case("test_capital")):
+            ...     _ = ExactMatch()(outputs="Paris", reference_outputs="Paris")
+            >>> written = report.to_report()
+            >>> written.keys["exact_match"].case_means, written.runs[0].case_id
+            ({'test_capital': 1.0}, 'test_capital')
         """
         entries = self.entries
         uncased = _uncased_keys(entries)
-        scores: dict[str, dict[str, list[bool | float]]] = {}
-        for entry in entries:
-            result = entry.result
-            if entry.case is not None and result.score is not None and result.key not in uncased:
-                scores.setdefault(result.key, {}).setdefault(entry.case, []).append(result.score)
-        keys: dict[str, Any] = {}
-        for key, summary in self.statistics().items():
-            keys[key] = {
-                "mean": summary.mean,
-                "count": summary.verdicts,
-                "inconclusive": summary.inconclusive,
-                "failed": summary.failed,
-            }
-            if key not in uncased:
-                # Sorted, so that a pinned baseline changes only where a score did.
-                by_case = scores.get(key, {})
-                keys[key]["cases"] = {case: sorted(by_case[case]) for case in sorted(by_case)}
-        generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        return {
-            "schema": SCHEMA_VERSION,
-            "generatedAt": generated.replace("+00:00", "Z"),
-            "keys": keys,
+        statistics = {
+            key: replace(figures, case_means={}) if key in uncased else figures
+            for key, figures in self.statistics().items()
         }
+        rows: dict[str | None, list[ReportResult]] = {}
+        for entry in entries:
+            rows.setdefault(entry.case, []).append(ReportResult.of(entry.result, entry.evaluator))
+        # Sorted, so that a pinned baseline changes only where a result did (pytest-xdist
+        # workers' results arrive in any order).
+        order = sorted(rows, key=lambda case: (case is None, case or ""))
+        before = _report_of(baseline)
+        comparison = None
+        if before is not None:
+            comparisons = self.compare(before)
+            comparison = ReportComparison.of(baseline_name, comparisons, statistics, before.keys)
+        return Report(
+            source="pytest",
+            keys=statistics,
+            comparison=comparison,
+            runs=[ReportRow(case_id=case, results=rows[case]) for case in order],
+        )
 
-    def to_markdown(self, baseline: Mapping[str, Any] | None = None) -> str:
+    def to_json(self) -> dict[str, Any]:
+        """``to_report()`` as JSON data: what ``write`` writes to the ``.json`` twin.
+
+        ``{"schema_version": 2, "source": "pytest", "generated_at": "2026-01-31T12:00:00Z",
+        "keys": {key: {"mean": ..., "verdicts": ..., "inconclusive": ..., "failed": ...,
+        "case_means": {case: mean}, ...}}, "runs": [{"case_id": ..., "results": [...]}],
+        ...}``; ``mean`` is ``null`` for a key without verdicts. The README's "The report
+        files" section describes every field; ``Report.json_schema()`` is their schema.
+        """
+        return self.to_report().to_json()
+
+    def to_markdown(self, baseline: Baseline | None = None) -> str:
         """A Markdown summary: a table, the cases that changed, every result with its reasoning.
 
         The table has the columns ``evaluator`` (the feedback key, as in evals4j), ``mean
@@ -240,12 +271,13 @@ class EvalReport:
         the table, and every result is listed with the case (the test id) it was filed under.
 
         Args:
-            baseline: A previous run's ``to_json()``.
+            baseline: A previous run (its ``Report``, or ``to_json()``).
         """
         statistics = self.statistics()
         summaries = statistics
-        comparisons = self.compare(baseline)
-        changes = _change_column(summaries, comparisons, baseline)
+        before = _report_of(baseline)
+        comparisons = self.compare(before)
+        changes = _change_column(summaries, comparisons, before)
         lines = [
             "# Evaluation report",
             "",
@@ -271,8 +303,8 @@ class EvalReport:
 
     def to_html(
         self,
-        history: Sequence[Mapping[str, Any]] = (),
-        baseline: Mapping[str, Any] | None = None,
+        history: Sequence[Baseline] = (),
+        baseline: Baseline | None = None,
         *,
         plotly: bool = True,
     ) -> str:
@@ -281,10 +313,10 @@ class EvalReport:
         every result.
 
         Args:
-            history: Past runs' ``to_json()``, oldest first; each key's chart plots its mean
-                in every past run that has one, then this run's (a run without a verdict
-                for the key has no point).
-            baseline: A previous run's ``to_json()`` for the ``change`` column, as in
+            history: Past runs (``Report`` or ``to_json()``), oldest first; each key's chart
+                plots its mean in every past run that has one, then this run's (a run
+                without a verdict for the key has no point).
+            baseline: A previous run for the ``change`` column, as in
                 ``to_markdown``.
             plotly: Draw the charts with Plotly, its JavaScript inlined (about 4.8 MB), when
                 ``plotly`` is installed; otherwise each trend is a small SVG line and the page
@@ -295,12 +327,14 @@ class EvalReport:
 
         statistics = self.statistics()
         summaries = statistics
-        comparisons = self.compare(baseline)
+        before = _report_of(baseline)
+        past = [report for run in history if (report := _report_of(run)) is not None]
+        comparisons = self.compare(before)
         trends = [
             trend_chart(
                 f"trend-{index}",
                 key,
-                [*_history_means(history, key), *([s.mean] if s.mean is not None else [])],
+                [*_history_means(past, key), *([s.mean] if s.mean is not None else [])],
             )
             for index, (key, s) in enumerate(summaries.items())
         ]
@@ -309,7 +343,7 @@ class EvalReport:
             plotly=plotly,
             summaries=list(summaries.values()),
             intervals={key: s.interval or "—" for key, s in statistics.items()},
-            changes=_change_column(summaries, comparisons, baseline),
+            changes=_change_column(summaries, comparisons, before),
             case_changes=_case_changes(comparisons),
             trends=trends,
             listing=[describe(entry) for entry in self.entries],
@@ -368,34 +402,27 @@ class EvalReport:
             return False
         markdown_path = Path(path)
         json_path = markdown_path.with_suffix(".json")
-        if baseline_path is not None:
-            baseline = _read_json(
-                Path(baseline_path), "baseline", warn_if_missing=not update_baseline
-            )
-        else:
-            baseline = _read_json(json_path, "baseline", warn_if_missing=False)
+        before_path = Path(baseline_path) if baseline_path is not None else json_path
+        # A first run has no previous twin, and a first pin no old baseline: both are normal.
+        missing_is_news = baseline_path is not None and not update_baseline
+        baseline = _read_report(before_path, "baseline", warn_if_missing=missing_is_news)
         history = _read_history(Path(history_path)) if history_path is not None else []
-        if baseline is not None and not isinstance(baseline, dict):
-            warnings.warn(
-                "the baseline is not a JSON report object; going on without it",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-            baseline = None
-        current = self.to_json()
+        current = self.to_report(baseline, baseline_name=before_path.name)
         if "md" in chosen:
             write_text(markdown_path, self.to_markdown(baseline))
         if "json" in chosen:
-            write_text(json_path, json.dumps(current, indent=2) + "\n")
+            current.write(json_path)
         if "html" in chosen:
             html = self.to_html(history, baseline, plotly=plotly)
             write_text(markdown_path.with_suffix(".html"), html)
         if history_path is not None and "html" in chosen:
-            kept = [*history, current][-history_limit:]
-            write_text(Path(history_path), json.dumps(kept, indent=2) + "\n")
+            # The history keeps each run's figures, for the trend charts; not its rows.
+            kept = [*history, current.model_copy(update={"runs": None})][-history_limit:]
+            text = json.dumps([run.to_json() for run in kept], indent=2, ensure_ascii=False)
+            write_text(Path(history_path), text + "\n")
         if update_baseline:
             assert baseline_path is not None  # checked above, before anything was written
-            write_text(Path(baseline_path), json.dumps(current, indent=2) + "\n")
+            current.write(baseline_path)
         return True
 
 
@@ -456,10 +483,10 @@ def _uncased_keys(entries: Iterable[ReportEntry]) -> set[str]:
 def _change_column(
     summaries: Mapping[str, KeyStatistics],
     comparisons: Mapping[str, KeyComparison],
-    baseline: Mapping[str, Any] | None,
+    baseline: Report | None,
 ) -> dict[str, str]:
     """Each key's ``change``: paired where the runs share cases, else the means' difference."""
-    previous = baseline_means(baseline)
+    previous = baseline.means() if baseline is not None else {}
     return {
         key: (
             str(comparisons[key])
@@ -474,8 +501,26 @@ def _case_changes(comparisons: Mapping[str, KeyComparison]) -> list[str]:
     return [f"{key}: {text}" for key, c in comparisons.items() if (text := c.case_changes())]
 
 
-def _history_means(history: Sequence[Mapping[str, Any]], key: str) -> list[float]:
-    return [means[key] for run in history if key in (means := baseline_means(run))]
+def _history_means(history: Sequence[Report], key: str) -> list[float]:
+    return [means[key] for run in history if key in (means := run.means())]
+
+
+def _report_of(baseline: Baseline | None) -> Report | None:
+    """``baseline`` as a ``Report`` (``Report.from_json`` of parsed JSON)."""
+    if baseline is None or isinstance(baseline, Report):
+        return baseline
+    return Report.from_json(baseline, source="the baseline")
+
+
+def _read_report(path: Path, what: str, *, warn_if_missing: bool) -> Report | None:
+    data = _read_json(path, what, warn_if_missing=warn_if_missing)
+    if data is None:
+        return None
+    try:
+        return Report.from_json(data, source=f"{what} {path}")
+    except ReportSchemaError as error:
+        warnings.warn(f"{error}; going on without it", RuntimeWarning, 3)
+        return None
 
 
 def _read_json(path: Path, what: str, *, warn_if_missing: bool) -> Any:
@@ -499,7 +544,7 @@ def _read_json(path: Path, what: str, *, warn_if_missing: bool) -> Any:
         return None
 
 
-def _read_history(path: Path) -> list[dict[str, Any]]:
+def _read_history(path: Path) -> list[Report]:
     history = _read_json(path, "history", warn_if_missing=False)
     if history is None:
         return []
@@ -508,4 +553,10 @@ def _read_history(path: Path) -> list[dict[str, Any]]:
             f"history {path} is not a list of reports; starting a fresh history", RuntimeWarning, 3
         )
         return []
-    return history
+    runs = []
+    for number, run in enumerate(history, start=1):
+        try:
+            runs.append(Report.from_json(run, source=f"run {number} of the history {path}"))
+        except ReportSchemaError as error:
+            warnings.warn(f"{error}; left out of the trends", RuntimeWarning, 3)
+    return runs

@@ -1,15 +1,10 @@
-"""The figures of a report: entries, per-key summaries, and how they are written out."""
+"""The entries of a report, and how its figures and results read in words."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_evals_port.core import EvaluatorResult
-
-from ._statistics import KeyStatistics, summarize
 
 
 @dataclass(frozen=True)
@@ -20,47 +15,6 @@ class ReportEntry:
     evaluator: str
     result: EvaluatorResult
     case: str | None = None
-
-
-def baseline_means(report: Mapping[str, Any] | None) -> dict[str, float]:
-    """The numeric means of a JSON report, skipping whatever is missing or malformed."""
-    keys = report.get("keys") if report is not None else None
-    if not isinstance(keys, Mapping):
-        return {}
-    means: dict[str, float] = {}
-    for key, figures in keys.items():
-        mean = figures.get("mean") if isinstance(figures, Mapping) else None
-        if isinstance(mean, (int, float)) and not isinstance(mean, bool):
-            means[str(key)] = float(mean)
-    return means
-
-
-def baseline_statistics(report: Mapping[str, Any] | None) -> dict[str, KeyStatistics]:
-    """The statistics of a JSON report's keys that carry their per-case scores (``cases``).
-
-    Keys without them (reports written before they were kept, or by results outside any
-    case) or with malformed ones are left out; inconclusive and failed results are not kept
-    per case, so the statistics count verdicts only.
-    """
-    keys = report.get("keys") if report is not None else None
-    if not isinstance(keys, Mapping):
-        return {}
-    results_by_case: dict[str, list[EvaluatorResult]] = {}
-    for key, figures in keys.items():
-        cases = figures.get("cases") if isinstance(figures, Mapping) else None
-        if not (isinstance(cases, Mapping) and all(map(_is_scores, cases.values()))):
-            continue
-        for case, scores in cases.items():
-            results_by_case.setdefault(str(case), []).extend(
-                EvaluatorResult(key=str(key), score=score) for score in scores
-            )
-    return summarize(results_by_case)
-
-
-def _is_scores(scores: Any) -> bool:
-    return isinstance(scores, list) and all(
-        isinstance(score, (bool, int, float)) and math.isfinite(score) for score in scores
-    )
 
 
 def format_mean(mean: float | None) -> str:

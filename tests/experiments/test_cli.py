@@ -100,7 +100,7 @@ def test_run_prints_a_summary_and_a_second_run_compares_with_the_first(tmp_path:
     assert "Experiment target-2: 8 runs, compared with target-1" in second.stdout
     assert "no detectable change" in second.stdout
     report = json.loads((folder / "report" / "report.json").read_text())
-    assert report["experiment"] == "target-2"
+    assert report["name"] == "target-2"
     assert len(report["runs"]) == 8
     listing = cli(folder, "experiments")
     assert listing.returncode == 0

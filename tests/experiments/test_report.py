@@ -79,8 +79,8 @@ def test_the_json_report_holds_the_statistics_and_every_run(tmp_path: Path) -> N
     result = experiment(calculator, "calc")
     report = written(result, tmp_path / "new" / "folder")["json"]
 
-    assert report["schema_version"] == REPORT_SCHEMA_VERSION == 1
-    assert report["experiment"] == "calc"
+    assert report["schema_version"] == REPORT_SCHEMA_VERSION == 2
+    assert (report["source"], report["name"]) == ("experiment", "calc")
     assert report["comparison"] is None
     stats = result.statistics()
     exact = report["keys"]["exact_match"]

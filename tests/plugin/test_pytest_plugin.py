@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,7 +53,7 @@ def report_json(pytester: pytest.Pytester, name: str = "eval-report.json") -> di
 
 
 def counts(pytester: pytest.Pytester) -> dict[str, int]:
-    return {key: figures["count"] for key, figures in report_json(pytester)["keys"].items()}
+    return {key: figures["verdicts"] for key, figures in report_json(pytester)["keys"].items()}
 
 
 def test_marker_on_function_class_and_module(pytester: pytest.Pytester) -> None:
@@ -397,7 +398,9 @@ def test_a_corrupt_pinned_baseline_stops_the_run_until_it_is_rewritten(
     result.stderr.fnmatch_lines(["*eval-baseline.json is not a report's JSON (*)*"])
     result = run(pytester, *PIN, "--evals-update-baseline")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*baseline *eval-baseline.json is not a report (*); replacing it"])
+    result.stdout.fnmatch_lines(
+        ["*baseline *eval-baseline.json is not a report's JSON (*); replacing it"]
+    )
     assert baseline_mean(pytester) == 1.0
 
 
@@ -430,13 +433,14 @@ def test_xdist_workers_merge_into_one_report(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(*OPTS, "-n", "2", *PIN, "--evals-update-baseline")
     result.assert_outcomes(passed=8)
     figures = report_json(pytester)["keys"]["quality"]
-    assert figures["count"] == 8
+    assert figures["verdicts"] == 8
     assert figures["mean"] == 0.625
     assert report_json(pytester, "eval-baseline.json")["keys"]["quality"] == figures
     # Every worker's results keep their test as their case.
-    assert list(figures["cases"]) == [
-        f"test_xdist_workers_merge_into_one_report.py::test_quality[{n}]" for n in range(8)
-    ]
+    tests = [f"test_xdist_workers_merge_into_one_report.py::test_quality[{n}]" for n in range(8)]
+    assert list(figures["case_means"]) == tests
+    # A row per test, in order whichever worker finished first.
+    assert [row["case_id"] for row in report_json(pytester)["runs"]] == tests
     markdown = (pytester.path / "eval-report.md").read_text(encoding="utf-8")
     assert markdown.count("`: quality (quality): ") == 8
     assert len(json.loads((pytester.path / "eval-report.history.json").read_text())) == 1
@@ -565,7 +569,7 @@ def test_a_baseline_without_per_test_scores_is_read_but_cannot_gate(
     result = run(pytester, *PIN, "--evals-max-drop", "0.05", "--evals-update-baseline")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*so their drops are not judged; replacing it"])
-    assert "cases" in report_json(pytester, "eval-baseline.json")["keys"]["quality"]
+    assert report_json(pytester, "eval-baseline.json")["keys"]["quality"]["case_means"]
     assert run(pytester, *PIN, "--evals-max-drop", "0.05").ret == pytest.ExitCode.OK
 
 
@@ -661,4 +665,45 @@ def test_style():
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
         ["*not compared with the baseline: style (no test of this run scored them*"]
+    )
+
+
+VERSION_1 = Path(__file__).resolve().parents[1] / "reporting" / "version_1"
+
+
+def test_a_version_1_pinned_baseline_still_gates_test_by_test(pytester: pytest.Pytester) -> None:
+    # A baseline pinned by the release before (evals4j's format, "schema": 1), of this run's
+    # tests: the same shape as version_1/eval-baseline.json.
+    module = "test_a_version_1_pinned_baseline_still_gates_test_by_test.py"
+    cases = {f"{module}::test_quality[{n}]": [1.0] for n in range(4)}
+    old = {
+        "schema": 1,
+        "generatedAt": "2026-01-31T12:00:00Z",
+        "keys": {
+            "quality": {"mean": 1.0, "count": 4, "inconclusive": 0, "failed": 0, "cases": cases}
+        },
+    }
+    (pytester.path / "eval-baseline.json").write_text(json.dumps(old), encoding="utf-8")
+    pytester.makepyfile(SCORES.format(scores=[1.0] * 4))
+    assert run(pytester, *PIN, "--evals-max-drop", "0.05").ret == pytest.ExitCode.OK
+    pytester.makepyfile(SCORES.format(scores=[0.0] * 4))
+    result = run(pytester, *PIN, "--evals-max-drop", "0.05")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["    quality: -1.000 *a drop of more than 0.05 outside the noise"])
+    assert report_json(pytester, "eval-baseline.json") == old
+    assert report_json(pytester)["comparison"]["keys"]["quality"]["verdict"] == "worse"
+
+
+def test_a_version_1_experiment_report_as_the_baseline_is_refused_by_name(
+    pytester: pytest.Pytester,
+) -> None:
+    shutil.copy(VERSION_1 / "report.json", pytester.path / "eval-baseline.json")
+    pytester.makepyfile(SCORES.format(scores=[1.0]))
+    result = run(pytester, *PIN)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*--evals-baseline *eval-baseline.json is an experiment report of schema_version 1;"
+            " this release reads schema_version 2*; rewrite it with --evals-update-baseline"
+        ]
     )

@@ -153,18 +153,35 @@ def test_markdown_keeps_multiline_reasoning_on_one_item() -> None:
     assert "- k (judge): score True — first line second | line" in markdown
 
 
-def test_json_is_the_evals4j_format() -> None:
+def test_json_is_a_report_of_schema_version_2() -> None:
     data = mixed_report().to_json()
-    assert set(data) == {"schema", "generatedAt", "keys"}
-    assert data["schema"] == 1
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", data["generatedAt"])
+    assert list(data) == [
+        "schema_version",
+        "source",
+        "name",
+        "generated_at",
+        "keys",
+        "comparison",
+        "runs",
+    ]
+    assert (data["schema_version"], data["source"], data["name"]) == (2, "pytest", None)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", data["generated_at"])
     assert (
-        datetime.fromisoformat(data["generatedAt"].replace("Z", "+00:00")).utcoffset() is not None
+        datetime.fromisoformat(data["generated_at"].replace("Z", "+00:00")).utcoffset() is not None
     )
-    assert data["keys"] == {
-        "concise": {"mean": 2 / 3, "count": 3, "inconclusive": 1, "failed": 1},
-        "correct": {"mean": 0.75, "count": 2, "inconclusive": 0, "failed": 0},
+    counts = {
+        key: (figures["mean"], figures["verdicts"], figures["inconclusive"], figures["failed"])
+        for key, figures in data["keys"].items()
     }
+    assert counts == {"concise": (2 / 3, 3, 1, 1), "correct": (0.75, 2, 0, 0)}
+    # Results outside any case: their key has no case means to pair a later run with.
+    assert data["keys"]["concise"]["case_means"] == {}
+    [row] = data["runs"]
+    assert row["case_id"] is None
+    assert [(r["key"], r["evaluator"], r["outcome"]) for r in row["results"]][3:5] == [
+        ("concise", "judge", "inconclusive"),
+        ("concise", "judge", "failed"),
+    ]
     json.dumps(data)
 
 
@@ -438,20 +455,23 @@ def test_for_case_needs_a_string() -> None:
         EvalReport().for_case(3)  # type: ignore[arg-type]
 
 
-def test_the_json_keeps_each_cases_scores_sorted() -> None:
+def test_the_json_keeps_each_cases_mean_and_a_row_per_case_in_order() -> None:
     report = cased({"b": [0.5, 0.25], "a": [True]}, key="mixed")
     report.for_case("c").on_result("judge", EvaluatorResult.inconclusive("mixed", "no answer"))
-    figures = report.to_json()["keys"]["mixed"]
-    assert figures["cases"] == {"a": [True], "b": [0.25, 0.5]}
-    assert list(figures["cases"]) == ["a", "b"]
+    report.on_result("judge", verdict("other", 1.0))
+    data = report.to_json()
+    figures = data["keys"]["mixed"]
+    assert figures["case_means"] == {"a": 1.0, "b": 0.375}
     assert figures["inconclusive"] == 1
-    json.dumps(figures)
+    rows = [(row["case_id"], [r["score"] for r in row["results"]]) for row in data["runs"]]
+    assert rows == [("a", [True]), ("b", [0.5, 0.25]), ("c", [None]), (None, [1.0])]
+    json.dumps(data)
 
 
 def test_a_key_with_a_result_outside_any_case_keeps_no_cases() -> None:
     report = cased({"a": [1.0]})
     report.on_result("judge", verdict("k", 0.0))
-    assert "cases" not in report.to_json()["keys"]["k"]
+    assert report.to_json()["keys"]["k"]["case_means"] == {}
 
 
 def test_the_mean_weighs_every_case_the_same() -> None:
@@ -551,7 +571,7 @@ def test_a_pinned_baseline_written_by_case_compares_on_the_next_write(tmp_path: 
     baseline = tmp_path / "baseline.json"
     path = tmp_path / "evals.md"
     cased(BEFORE).write(path, baseline_path=baseline, update_baseline=True)
-    assert json.loads(baseline.read_text())["keys"]["k"]["cases"]["q3"] == [0.7]
+    assert json.loads(baseline.read_text())["keys"]["k"]["case_means"]["q3"] == 0.7
     cased(AFTER).write(path, baseline_path=baseline)
     assert "| k | 0.680 | 5 | -0.140 [-0.208, -0.072] worse | 0 | 0 |" in without_interval(
         path.read_text()

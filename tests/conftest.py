@@ -13,6 +13,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests wait on nothing but their examples: no per-example deadline and no
+# too-slow health check, which a loaded two-core machine trips with correct code.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 # The plugin and LangSmith tests drive inner pytest runs.
 pytest_plugins = ["pytester"]

@@ -18,6 +18,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from langchain_evals_port import EvaluatorUsageError, TrajectoryMatch
 from langchain_evals_port.experiments import Target
+from langchain_evals_port.experiments._target import _unheard_run
 from langchain_evals_port.testing import ScriptedChatModel, ToolCallReply
 
 
@@ -140,6 +141,55 @@ class _Events(BaseCallbackHandler):
 
     def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
         self.events.append(("model", None, kwargs.get("parent_run_id") is not None))
+
+
+class _ModelEvents(BaseCallbackHandler):
+    """A handler that, like BoundAgent's capture, ignores chain events: the model events it
+    hears, as (event, tags, metadata, has a parent)."""
+
+    ignore_chain = True
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, list[str], dict[str, Any], bool]] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        metadata = {k: v for k, v in (kwargs.get("metadata") or {}).items() if "ls_" not in k}
+        parent = kwargs.get("parent_run_id") is not None
+        self.events.append(("model", sorted(kwargs.get("tags") or []), metadata, parent))
+
+    def on_llm_end(self, response: Any, **kwargs: Any) -> None:
+        self.events.append(("model end", [], {}, kwargs.get("parent_run_id") is not None))
+
+
+async def test_a_run_no_handler_hears_of_reports_the_model_events_runnable_lambda_does() -> None:
+    # The chain run of an async function target whose only handlers ignore chain events
+    # (the capture's) is made without LangChain's callback configuration and chain events:
+    # the model call inside still reaches them as it does under RunnableLambda, with the
+    # config's tags and metadata and its parent run.
+    model = ScriptedChatModel(responder=lambda messages: "four")
+
+    async def app(inputs: dict[str, str], config: RunnableConfig) -> str:
+        return str((await model.ainvoke(inputs["q"], config)).content)
+
+    target = Target(app)
+    ours, theirs = _ModelEvents(), _ModelEvents()
+    config: RunnableConfig = {
+        "run_name": target.name,
+        "tags": ["nightly"],
+        "metadata": {"team": "search"},
+        "configurable": {"thread_id": "c:0"},
+    }
+    assert _unheard_run({**config, "callbacks": [ours]}) is not None  # the quiet path
+    assert _unheard_run({**config, "callbacks": [_Events()]}) is None  # a chain listener
+    await target._called.ainvoke({"q": "2 + 2"}, {**config, "callbacks": [ours]})
+    await RunnableLambda(app).ainvoke({"q": "2 + 2"}, {**config, "callbacks": [theirs]})
+    assert ours.events == theirs.events
+    assert ours.events[0][:2] == ("model", ["nightly"])
+    assert ours.events[0][2]["team"] == "search"
+    assert ours.events[0][3]  # the model's run has the chain run as its parent
+    run = await target.arun({"q": "2 + 2"}, case_id="c")
+    assert run.outputs == "four"
+    assert len(run.interaction.responses) == 1  # the capture heard the model call
 
 
 async def test_an_async_function_target_is_called_as_runnable_lambda_calls_it() -> None:

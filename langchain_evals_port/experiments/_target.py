@@ -315,6 +315,9 @@ def _jsonable(value: Any) -> Any:
     langchain-core's serialization, anything else as pydantic writes it, else its repr
     (also for a value JSON cannot hold at all, such as a dict with tuple keys)."""
 
+    if value is None or type(value) in (str, bool, int):
+        return value  # the common answer, as it is (a float may be nan: json.dumps decides)
+
     def default(item: Any) -> Any:
         if isinstance(item, Serializable) and item.is_lc_serializable():
             return item.to_json()

@@ -1,17 +1,31 @@
 """The two queues of the SQL ledgers — the online work units and the experiments' runs — are
 one ``LeasedQueue`` (``storage._leased``) and behave alike: the same tests, through each
-queue's own public methods, on a SQLite file and on PostgreSQL."""
+queue's own public methods, on a SQLite file and on PostgreSQL. Both modes name their claims
+in ``Holder``'s format."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
 from _postgres_server import sql_location  # noqa: F401 (the `location` fixture)
+from langchain_core.runnables import RunnableLambda
 
-from langchain_evals_port.storage import Claim, Holder, RunClaim, RunWrite, SqlLedger, open_ledger
+from langchain_evals_port import evaluator
+from langchain_evals_port.experiments import ExperimentStore
+from langchain_evals_port.runtime.testkit import runtime_testkit
+from langchain_evals_port.storage import (
+    Claim,
+    Holder,
+    RunClaim,
+    RunWrite,
+    SqliteLedger,
+    SqlLedger,
+    open_ledger,
+)
 from langchain_evals_port.storage._experiment_runs import RUNS
 from langchain_evals_port.storage._leased import LeasedQueue
 from langchain_evals_port.storage._sql import WORK
@@ -189,3 +203,33 @@ def test_bad_limits_and_leases_are_refused_alike(
     queue.fill(1)
     with pytest.raises(ValueError, match=message):
         queue.claim(WORKER_A, limit, lease)
+
+
+def test_both_modes_name_their_claims_in_holder_s_format(tmp_path: Path) -> None:
+    """The online runtime's default worker id and the experiment store's parse as
+    ``Holder``s of this process."""
+    ledger = SqliteLedger(tmp_path / "evals.db")
+    seen: list[str] = []
+
+    @evaluator(feedback_key="holder")
+    def holder(outputs: str) -> bool:
+        # While the unit runs, its row names the worker that claimed it.
+        seen.extend(str(worker) for (worker,) in ledger.select("SELECT worker FROM ledger_work"))
+        return True
+
+    config = {"evaluation": {"evaluators": {"holder": {"agents": {"bot": {}}}}}}
+    with runtime_testkit(config, {"holder": holder}, ledger=ledger) as runtime:
+        reply = runtime.bind(RunnableLambda(lambda q: f"re: {q}"), agent_id="bot")
+        [record] = runtime.wait_for_evaluations(reply.invoke_detailed("hi").interaction_id)
+    assert record.results[0].score is True
+    ledger.close()
+
+    with ExperimentStore(tmp_path / "experiments.db") as store:
+        experiment_worker = store.worker_id
+    this = Holder.current()
+    for worker_id in [*seen, experiment_worker]:
+        found = Holder.parse(worker_id)
+        assert found is not None, worker_id
+        assert (found.host, found.pid, found.scope) == (this.host, this.pid, this.scope)
+        assert not found.is_gone()
+    assert len(seen) == 1

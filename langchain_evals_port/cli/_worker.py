@@ -93,7 +93,10 @@ def add_worker(commands: Any) -> None:
     )
     worker.add_argument(
         "--worker-id",
-        help="names this worker's claims (default: host, process id and a random suffix)",
+        help=(
+            "names this worker's claims (default: host, process id, a random instance id, and "
+            "where and when the process runs: a storage.Holder, as experiments name theirs)"
+        ),
     )
 
 

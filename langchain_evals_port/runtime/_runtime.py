@@ -90,7 +90,8 @@ class EvaluationRuntime:
             inconclusive or failed outcome without a score, its comment saying why
             (``[inconclusive] reason``, ``[failed: code] message``).
         worker_id: Names this process's claims (default: host, pid, a random instance id
-            and where and when the process runs: ``ledger.Holder``).
+            and where and when the process runs: a ``storage.Holder``, as experiments name
+            theirs).
         checkpointer: Where durable evaluators keep their steps (an async LangGraph
             checkpointer); by default one on the ledger's storage (the SQLite file, the
             PostgreSQL database, or memory).

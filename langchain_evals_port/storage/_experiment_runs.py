@@ -4,11 +4,12 @@
 migrations (the tables are ``ledger_experiments`` and ``ledger_experiment_runs``). This layer
 stores JSON text it does not read; the experiments package gives it its shape.
 
-A run (one case, one trial) is claimed the way a work unit is: the claim raises the run's
-fencing token and sets a lease, and ``finish`` writes the run's record only while the claim
-holds that token and no record exists, so a run is recorded exactly once even when a worker
-whose lease expired finishes after another took the run over. A finished run is never
-claimed again, so a restarted experiment runs only what is unfinished.
+A run (one case, one trial) is claimed the way a work unit is, by the same implementation
+(``RUNS``, a ``LeasedQueue``: ``_leased`` has the rules): the claim raises the run's fencing
+token and sets a lease, and the write that finishes a run stores its record only while the
+claim holds that token and the run is unfinished, so a run is recorded exactly once even
+when a worker whose lease expired finishes after another took the run over. A finished run
+is never claimed again, so a restarted experiment runs only what is unfinished.
 """
 
 from __future__ import annotations
@@ -20,14 +21,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from ._pages import check_limit
-from ._queue import check_lease
+from ._leased import Held, LeasedQueue, Write
 from ._reconnect import retried
 
 if TYPE_CHECKING:
     from ._sql import Session
 
-__all__ = ["ExperimentRow", "ExperimentRuns", "RunClaim", "RunRow", "RunWrite"]
+__all__ = ["RUNS", "ExperimentRow", "ExperimentRuns", "RunClaim", "RunRow", "RunWrite"]
 
 T = TypeVar("T")
 
@@ -139,105 +139,44 @@ class ExperimentRuns(ABC):
             for n, at, record, runs, done in rows
         ]
 
-    @retried
     def claim_runs(
         self, experiment: str, worker_id: str, *, limit: int, lease_seconds: float
     ) -> list[RunClaim]:
         """Claim up to ``limit`` unfinished runs, in dataset order, that nobody holds (or
         whose lease expired); runs another claimer is taking at that moment are passed over."""
-        check_limit(limit)
-        check_lease(lease_seconds)
-        with self._transaction() as tx:
-            now = time.time()
-            due = tx.rows(
-                "SELECT case_id, trial, token, work FROM ledger_experiment_runs"
-                " WHERE experiment = %s AND finished_at IS NULL"
-                " AND (worker IS NULL OR lease_until <= %s)"
-                " ORDER BY position, trial LIMIT %s" + self._SKIP_LOCKED,
-                (experiment, now, limit),
-            )
-            tx.change_many(
-                "UPDATE ledger_experiment_runs SET worker = %s, token = token + 1,"
-                " lease_until = %s WHERE experiment = %s AND case_id = %s AND trial = %s",
-                [
-                    (worker_id, now + lease_seconds, experiment, case_id, trial)
-                    for case_id, trial, _, _ in due
-                ],
-            )
+        claimed = RUNS.claim(
+            self, (experiment,), worker_id, limit=limit, lease_seconds=lease_seconds
+        )
         return [
-            RunClaim(str(case_id), int(trial), int(token) + 1, str(work))
-            for case_id, trial, token, work in due
+            RunClaim(str(leased.key[1]), int(leased.key[2]), leased.token, str(leased.carried[0]))
+            for leased in claimed
         ]
 
-    @retried
     def renew_runs(
         self, experiment: str, claims: Sequence[RunClaim], *, lease_seconds: float
     ) -> int:
         """Extend the leases of ``claims`` still held; the number renewed."""
-        check_lease(lease_seconds)
-        if not claims:
-            return 0
-        with self._transaction() as tx:
-            return tx.change_many(
-                f"UPDATE ledger_experiment_runs SET lease_until = %s WHERE {_HELD}",
-                [
-                    (time.time() + lease_seconds, *_fence(experiment, claim))
-                    for claim in _in_lock_order(claims)
-                ],
-            )
+        held = [_held(experiment, claim) for claim in claims]
+        return RUNS.renew(self, held, lease_seconds=lease_seconds)[0]
 
-    @retried
     def write_runs(self, experiment: str, writes: Sequence[RunWrite]) -> list[bool]:
         """Apply ``writes``, in order and in one transaction, each while its claim holds;
         for each, whether it did (False: the run was taken over, and is or will be recorded
         by whoever holds it)."""
         now = time.time()
-        done = [False] * len(writes)
-        with self._transaction() as tx:
-            # In lock order (a run's own writes keep theirs), as renew_runs and release_runs.
-            for index in sorted(range(len(writes)), key=lambda i: _lock_key(writes[i].claim)):
-                write = writes[index]
-                done[index] = (
-                    tx.change(
-                        _FINISH if write.finished else _KEEP,
-                        (
-                            write.text,
-                            *((now,) if write.finished else ()),
-                            *_fence(experiment, write.claim),
-                        ),
-                    )
-                    == 1
-                )
-        return done
+        return RUNS.write(self, [_write(experiment, write, now) for write in writes])
 
-    @retried
     def release_runs(self, experiment: str, claims: Sequence[RunClaim]) -> int:
         """Hand unfinished claimed runs back, claimable at once; the number released."""
-        if not claims:
-            return 0
-        with self._transaction() as tx:
-            return tx.change_many(
-                "UPDATE ledger_experiment_runs SET worker = NULL, lease_until = NULL"
-                f" WHERE {_HELD}",
-                [_fence(experiment, claim) for claim in _in_lock_order(claims)],
-            )
+        return RUNS.release(self, [_held(experiment, claim) for claim in claims])
 
     def run_holders(self, experiment: str) -> list[str]:
         """The workers holding unfinished runs of ``experiment`` (leases expired or not)."""
-        rows = self._rows(
-            "SELECT DISTINCT worker FROM ledger_experiment_runs"
-            " WHERE experiment = %s AND finished_at IS NULL AND worker IS NOT NULL",
-            (experiment,),
-        )
-        return [str(worker) for (worker,) in rows]
+        return RUNS.holders(self, (experiment,))
 
     def release_runs_of(self, experiment: str, worker_id: str) -> int:
         """Hand back every unfinished run ``worker_id`` holds (it is known to be gone)."""
-        return self._change(
-            "UPDATE ledger_experiment_runs SET worker = NULL, lease_until = NULL"
-            " WHERE experiment = %s AND worker = %s AND finished_at IS NULL",
-            (experiment, worker_id),
-        )
+        return RUNS.release_of(self, (experiment,), worker_id)
 
     def runs(self, experiment: str, *, finished_only: bool = False) -> list[RunRow]:
         """The runs of ``experiment`` in dataset order (trials of a case together)."""
@@ -253,33 +192,27 @@ class ExperimentRuns(ABC):
         ]
 
 
-def _lock_key(claim: RunClaim) -> tuple[str, int]:
-    """The order in which a transaction locks the runs it writes. One order everywhere: two
-    transactions writing the same runs (a run renewed while it is finished, a run taken over)
-    wait for each other instead of deadlocking."""
-    return claim.case_id, claim.trial
-
-
-def _in_lock_order(claims: Sequence[RunClaim]) -> list[RunClaim]:
-    """``claims`` sorted by ``_lock_key``."""
-    return sorted(claims, key=_lock_key)
-
-
-# The fence of every write made under a claim: the run is unfinished and claimed with the
-# same token.
-_HELD = (
-    "experiment = %s AND case_id = %s AND trial = %s AND token = %s"
-    " AND worker IS NOT NULL AND finished_at IS NULL"
+RUNS = LeasedQueue(
+    "ledger_experiment_runs",
+    key=("experiment", "case_id", "trial"),
+    order="position, trial",
+    carries=("work",),
+    scope=("experiment",),
+    queued="finished_at IS NULL",
 )
+"""The experiments' runs as a queue: one per experiment, in dataset order; a run is finished
+(its record written, ``finished_at`` set) rather than removed. Transactions over several
+runs lock them by case id, then trial."""
 
 
-_KEEP = f"UPDATE ledger_experiment_runs SET work = %s WHERE {_HELD}"
-
-_FINISH = (
-    "UPDATE ledger_experiment_runs SET record = %s, finished_at = %s, worker = NULL,"
-    f" lease_until = NULL WHERE {_HELD}"
-)
+def _held(experiment: str, claim: RunClaim) -> Held:
+    return Held((experiment, claim.case_id, claim.trial), claim.token)
 
 
-def _fence(experiment: str, claim: RunClaim) -> tuple[str, str, int, int]:
-    return experiment, claim.case_id, claim.trial, claim.token
+def _write(experiment: str, write: RunWrite, now: float) -> Write:
+    """``write`` as the queue makes it: the run's work kept, or its record written, which
+    finishes the run (at ``now``) and lets it go."""
+    held = _held(experiment, write.claim)
+    if write.finished:
+        return Write(held, {"record": write.text, "finished_at": now}, let_go=True)
+    return Write(held, {"work": write.text})

@@ -21,8 +21,9 @@ from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.storage._records import Claim, EvaluationRecord, Page, WorkUnit
 
 from ._errors import InteractionNotFoundError
+from ._leased import check_lease
 from ._pages import check_limit, decode_cursor, epoch, evaluation_key, interaction_key, page_of
-from ._queue import check_completion, check_lease, released_unit, resumed_unit
+from ._queue import check_completion, released_unit, resumed_unit
 
 __all__ = ["InMemoryLedger"]
 

@@ -1,5 +1,6 @@
-"""The work queue's rules every ledger applies the same way: argument checks, and how
-``release`` and ``resume`` change a unit."""
+"""The work queue's rules every ledger applies the same way: the check of a completion, and
+how ``release`` and ``resume`` change a unit. (The lease and its fence, shared with the
+experiments' runs, are ``_leased``'s.)"""
 
 from __future__ import annotations
 
@@ -7,15 +8,7 @@ from typing import Any
 
 from langchain_evals_port.storage._records import Claim, EvaluationRecord, WorkUnit
 
-__all__ = ["check_completion", "check_lease", "released_unit", "resumed_unit"]
-
-
-def check_lease(lease_seconds: float) -> None:
-    """Reject a lease that is not a positive number of seconds, naming the argument."""
-    if isinstance(lease_seconds, bool) or not isinstance(lease_seconds, (int, float)):
-        raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}")
-    if not lease_seconds > 0:
-        raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}")
+__all__ = ["check_completion", "released_unit", "resumed_unit"]
 
 
 def check_completion(claim: Claim, record: EvaluationRecord) -> None:

@@ -2,8 +2,9 @@
 supplies — its connections and the SQL fragments where the dialects differ.
 
 Written here: the schema's migrations, every read and query (keyset-paged), and the work
-queue's fenced writes. Claims raise each unit's fencing token, and every later write of a
-claim names the token it holds, so a worker whose lease was taken over changes nothing.
+queue (``WORK``, a ``LeasedQueue`` of ``_leased``, the one the experiments' runs use too).
+Claims raise each unit's fencing token, and every later write of a claim names the token it
+holds, so a worker whose lease was taken over changes nothing.
 The backends write ``record_interaction`` and ``enqueue`` their own way, as each has a
 faster one.
 
@@ -31,12 +32,13 @@ from langchain_evals_port.storage._records import Claim, EvaluationRecord, Page,
 from ._annotations import Annotations
 from ._errors import InteractionNotFoundError, LedgerSchemaError
 from ._experiment_runs import ExperimentRuns
+from ._leased import Held, LeasedQueue, Write
 from ._migrations import MIGRATIONS, Migration, evaluation_summary
 from ._pages import check_limit, decode_cursor, epoch, page_of
-from ._queue import check_completion, check_lease, released_unit, resumed_unit
+from ._queue import check_completion, released_unit, resumed_unit
 from ._reconnect import retried
 
-__all__ = ["Session", "SqlLedger", "interaction_row"]
+__all__ = ["WORK", "Session", "SqlLedger", "interaction_row"]
 
 logger = logging.getLogger("langchain_evals_port.runtime")
 
@@ -80,8 +82,8 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
     """The condition that the unit in a ``ledger_work`` row waits for ``resume``."""
 
     _SKIP_LOCKED: ClassVar[str] = ""
-    """Ends the claim's query of due units: how claimers pass over the units another one is
-    taking (nothing, where the transaction keeps other claimers out)."""
+    """Ends a ``LeasedQueue`` claim's query of due rows: how claimers pass over the rows
+    another one is taking (nothing, where the transaction keeps other claimers out)."""
 
     _LOCK_ROW: ClassVar[str] = ""
     """Ends ``resume``'s read of a unit: keep others from changing it until the transaction
@@ -318,41 +320,25 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
             next_cursor=page.next_cursor,
         )
 
-    # --- work queue -------------------------------------------------------------------------
+    # --- work queue (``WORK``, a ``LeasedQueue``) ---------------------------------------------
 
-    @retried
     def claim(self, worker_id: str, *, limit: int, lease_seconds: float) -> list[Claim]:
         """Claim up to ``limit`` due units (oldest first) for ``worker_id``; units another
         claimer is taking at the same moment are passed over."""
-        check_limit(limit)
-        check_lease(lease_seconds)
-        with self._transaction() as tx:
-            now = time.time()
-            due = tx.rows(_DUE + self._SKIP_LOCKED, (now, now, limit))
-            lease_until = now + lease_seconds
-            tx.change_many(
-                "UPDATE ledger_work SET worker = %s, token = token + 1, lease_until = %s"
-                " WHERE evaluation_id = %s",
-                [(worker_id, lease_until, evaluation_id) for evaluation_id, _, _ in due],
-            )
         return [
             Claim(
-                unit=WorkUnit.model_validate_json(unit),
+                unit=WorkUnit.model_validate_json(leased.carried[0]),
                 worker_id=worker_id,
-                token=token + 1,
-                lease_expires_at=lease_until,
+                token=leased.token,
+                lease_expires_at=leased.lease_until,
             )
-            for _, token, unit in due
+            for leased in WORK.claim(self, (), worker_id, limit=limit, lease_seconds=lease_seconds)
         ]
 
     def heartbeat(self, claim: Claim, *, lease_seconds: float) -> Claim | None:
         """Extend the lease; the renewed claim, or ``None`` when the claim was lost."""
-        check_lease(lease_seconds)
-        lease_until = time.time() + lease_seconds
-        changed = self._change(
-            f"UPDATE ledger_work SET lease_until = %s WHERE {_HELD}", (lease_until, *_fence(claim))
-        )
-        return claim.model_copy(update={"lease_expires_at": lease_until}) if changed else None
+        renewed, lease_until = WORK.renew(self, [_held(claim)], lease_seconds=lease_seconds)
+        return claim.model_copy(update={"lease_expires_at": lease_until}) if renewed else None
 
     @retried
     def complete(self, claim: Claim, record: EvaluationRecord) -> bool:
@@ -360,7 +346,7 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
         check_completion(claim, record)
         row = _evaluation_row(record)
         with self._transaction() as tx:
-            if tx.change(f"DELETE FROM ledger_work WHERE {_HELD}", _fence(claim)) != 1:
+            if not WORK.remove(tx, _held(claim)):
                 return False
             tx.change(_INSERT_EVALUATION, row)
         return True
@@ -385,12 +371,9 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
             waiting=waiting,
             question=question,
         )
-        changed = self._change(
-            "UPDATE ledger_work SET worker = NULL, lease_until = NULL, not_before = %s, unit = %s"
-            f" WHERE {_HELD}",
-            (unit.not_before, unit.model_dump_json(), *_fence(claim)),
-        )
-        return changed == 1
+        values = {"not_before": unit.not_before, "unit": unit.model_dump_json()}
+        [released] = WORK.write(self, [Write(_held(claim), values, let_go=True)])
+        return released
 
     def waiting_work(self, interaction_id: str | None = None) -> list[WorkUnit]:
         """The units waiting for ``resume`` (of one interaction, or all), oldest first."""
@@ -428,11 +411,7 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
 
     def reclaim_expired(self) -> int:
         """Make units whose lease expired claimable again; the number reclaimed."""
-        return self._change(
-            "UPDATE ledger_work SET worker = NULL, lease_until = NULL"
-            " WHERE worker IS NOT NULL AND lease_until <= %s",
-            (time.time(),),
-        )
+        return WORK.reclaim_expired(self)
 
     def pending_work(self, interaction_id: str | None = None) -> int:
         """Units queued or claimed (for one interaction, or in all)."""
@@ -453,15 +432,15 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (evaluation_id) DO NOTHING
 """
 
-# Due: queued and past ``not_before``, or claimed with an expired lease; oldest first.
-_DUE = """
-SELECT evaluation_id, token, unit FROM ledger_work
-WHERE (worker IS NULL AND not_before <= %s) OR (worker IS NOT NULL AND lease_until <= %s)
-ORDER BY enqueued_at, evaluation_id
-LIMIT %s"""
-
-# The fence of every write made under a claim: the unit is still claimed, with the same token.
-_HELD = "evaluation_id = %s AND token = %s AND worker IS NOT NULL"
+WORK = LeasedQueue(
+    "ledger_work",
+    key=("evaluation_id",),
+    order="enqueued_at, evaluation_id",
+    carries=("unit",),
+    not_before="not_before",
+)
+"""The online work queue: units due after their ``not_before``, oldest first, removed when
+completed (``complete`` records the evaluation in the same transaction)."""
 
 _QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
     InteractionRecord: ("ledger_interactions", "started_at", "interaction_id"),
@@ -470,8 +449,8 @@ _QUERIED: dict[type[BaseModel], tuple[str, str, str]] = {
 """The table of each record type, with the columns that order it: time, then id."""
 
 
-def _fence(claim: Claim) -> tuple[str, int]:
-    return claim.unit.evaluation_id, claim.token
+def _held(claim: Claim) -> Held:
+    return Held((claim.unit.evaluation_id,), claim.token)
 
 
 _REWRITE_BATCH = 500

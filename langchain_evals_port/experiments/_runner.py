@@ -176,7 +176,7 @@ class Runner:
                 else:
                     pending, result = self.recording.pop(done)
                     if done.result():
-                        self.finished[(pending.case.id, pending.claim.trial)] = result
+                        self.finished[(pending.case.id, pending.trial)] = result
                     shown.advance()
 
     async def _woken(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -207,7 +207,7 @@ class Runner:
     async def _one(self, pending: PendingRun) -> _Scored | None:
         """Run and score one run; the write of its record (its future says whether the
         claim still held) and the record, or ``None`` when the run was taken over."""
-        case, trial = pending.case, pending.claim.trial
+        case, trial = pending.case, pending.trial
         run = pending.given
         kept: Awaitable[bool] | None = None
         if run is None:

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from langchain_evals_port._locations import DEFAULT_STORE
 from langchain_evals_port.core.errors import EvaluatorUsageError
@@ -127,32 +127,29 @@ class PendingRun(BaseModel):
 
     case: Case
     given: TargetRun | None = None
-    _claim: RunClaim | None = PrivateAttr(default=None)
+    claim: RunClaim | None = Field(default=None, exclude=True)
+    """The claim this process holds the run by (``None`` until claimed); never stored."""
 
     @classmethod
     def claimed(cls, claim: RunClaim) -> PendingRun:
         """The run ``claim`` holds, as its work was written."""
-        pending = cls.model_validate_json(claim.work)
-        pending._claim = claim
-        return pending
+        return cls.model_validate_json(claim.work).model_copy(update={"claim": claim})
 
     @property
-    def claim(self) -> RunClaim:
-        """The claim this process holds the run by."""
-        if self._claim is None:
+    def held(self) -> RunClaim:
+        """The claim this process holds the run by (an error for a run not claimed)."""
+        if self.claim is None:
             raise ValueError("this run was not claimed: it holds no claim")
-        return self._claim
+        return self.claim
 
     @property
     def trial(self) -> int:
         """Which trial of its case the run is."""
-        return self.claim.trial
+        return self.held.trial
 
     def kept(self, run: TargetRun) -> PendingRun:
         """This run, its target having run with ``run`` (written before the run is scored)."""
-        pending = self.model_copy(update={"given": run})
-        pending._claim = self._claim
-        return pending
+        return self.model_copy(update={"given": run})
 
 
 class ExperimentStore:
@@ -300,7 +297,7 @@ class ExperimentStore:
     def renew(self, name: str, runs: Sequence[PendingRun], *, lease_seconds: float) -> int:
         """Extend the leases of ``runs``; the number still held."""
         return self._ledger.renew_runs(
-            name, [run.claim for run in runs], lease_seconds=lease_seconds
+            name, [run.held for run in runs], lease_seconds=lease_seconds
         )
 
     def write(
@@ -315,7 +312,7 @@ class ExperimentStore:
 
     def release(self, name: str, runs: Sequence[PendingRun]) -> int:
         """Hand ``runs`` back unfinished, claimable at once."""
-        return self._ledger.release_runs(name, [run.claim for run in runs])
+        return self._ledger.release_runs(name, [run.held for run in runs])
 
     def release_orphans(self, name: str) -> int:
         """Hand back the runs held by processes that are certainly gone (a run killed with
@@ -384,8 +381,8 @@ class ExperimentStore:
 
 def _run_write(run: PendingRun, done: TargetRun | CaseResult) -> RunWrite:
     if isinstance(done, CaseResult):
-        return RunWrite(run.claim, done.stored_results(), finished=True)
-    return RunWrite(run.claim, run.kept(done).model_dump_json(fallback=repr))
+        return RunWrite(run.held, done.stored_results(), finished=True)
+    return RunWrite(run.held, run.kept(done).model_dump_json(fallback=repr))
 
 
 def _case_result(row: RunRow, name: str, location: str) -> CaseResult:

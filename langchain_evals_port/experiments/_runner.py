@@ -129,6 +129,8 @@ class Runner:
         if claiming is not None:
             with contextlib.suppress(Exception):
                 self.waiting.extend(await asyncio.shield(claiming))
+        with contextlib.suppress(Exception):
+            await self.writes.flush()  # what was scored is kept, not run again
         held = self.held
         if held:
             await self._store(self.store.release, self.name, held)
@@ -149,6 +151,8 @@ class Runner:
             ):
                 asked = wanted
                 self.claiming = self._watched(self.writes.claim(wanted))
+            if idle and self.recording:
+                self.writes.send()  # nothing else is left to share their trip
             if idle and self.claiming is None and not self.recording:
                 if not await self._store(self.store.unfinished, self.name):
                     return
@@ -209,13 +213,14 @@ class Runner:
         claim still held) and the record, or ``None`` when the run was taken over."""
         case, trial = pending.case, pending.trial
         run = pending.given
-        kept: Awaitable[bool] | None = None
+        kept: asyncio.Future[bool] | None = None
         if run is None:
             assert self.target is not None  # only a rescore's runs come without a target
             run = await self.target.arun(case.inputs, case_id=case.id, trial=trial)
             # Kept while it is scored (written before its results): an interrupted run is
             # scored again, not run again.
             kept = self.writes.submit(pending, run)
+            kept.add_done_callback(_retrieved)
         interaction = run.interaction
         subject = Subject.interaction(interaction.interaction_id, interaction.agent_id)
         scorings = [
@@ -223,8 +228,10 @@ class Runner:
             for ev in self.evaluators
         ]
         scored = await _all(scorings)
-        if kept is not None and not await kept:
+        if kept is not None and kept.done() and not kept.exception() and not kept.result():
             return None  # the run was taken over (this lease lapsed): its holder records it
+        # Otherwise the record is written after the kept run, with the same claim: when
+        # that lapsed, neither holds, and the record's write says so.
         result = CaseResult(
             case=case, trial=trial, run=run, results=tuple(r for rs in scored for r in rs)
         )
@@ -265,6 +272,12 @@ async def _all(scorings: list[Coroutine[Any, Any, T]]) -> list[T]:
 
 _Scored: TypeAlias = "tuple[asyncio.Future[bool], CaseResult]"
 """A scored run: the write of its record under way, and the record."""
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    """Mark what ``future`` raised as seen: the run's record, written after it, raises it too."""
+    if not future.cancelled():
+        future.exception()
 
 
 def _wake(waker: asyncio.Future[None]) -> None:

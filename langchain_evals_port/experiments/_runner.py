@@ -62,7 +62,7 @@ class Runner:
         self.max_concurrency = max_concurrency
         self.progress = progress
         # Claimed a few at a time rather than one as each run ends: a claim is a write.
-        self.claim_batch = max(1, max_concurrency // 4)
+        self.claim_batch = max(1, max_concurrency // 2)
         self.writes = Writes(store, name)
         self.finished: dict[tuple[str, int], CaseResult] = {}
         # Runs under way (target and evaluators), claimed runs waiting for a slot, and
@@ -162,7 +162,7 @@ class Runner:
                 found_none_at = None
                 continue
             if not self.ended:
-                await self._woken(loop)
+                await self._woken(loop, poll=found_none_at is not None)
             while self.ended:
                 done = self.ended.popleft()
                 if done is self.claiming:
@@ -183,14 +183,17 @@ class Runner:
                         self.finished[(pending.case.id, pending.trial)] = result
                     shown.advance()
 
-    async def _woken(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Wait until a run, a claim or a record's write ends, or ``_POLL_SECONDS`` pass."""
+    async def _woken(self, loop: asyncio.AbstractEventLoop, *, poll: bool) -> None:
+        """Wait until a run, a claim or a record's write ends (something is under way
+        whenever this waits), or, to ``poll`` for runs other processes let go, until
+        ``_POLL_SECONDS`` pass."""
         self.waker = waker = loop.create_future()
-        timer = loop.call_later(_POLL_SECONDS, _wake, waker)
+        timer = loop.call_later(_POLL_SECONDS, _wake, waker) if poll else None
         try:
             await waker
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             self.waker = None
 
     def _watched(self, awaitable: Awaitable[T]) -> asyncio.Future[T]:

@@ -103,8 +103,9 @@ def test_a_run_killed_outright_resumes_with_its_unfinished_cases_only(
     calls = (tmp_path / "calls.log").read_text().split()
     for case_id in stored_before_the_restart:
         assert calls.count(case_id.removeprefix("q")) == 1, case_id
-    # At most the four runs in flight at the kill ran twice.
-    assert 30 <= len(calls) <= 34
+    # At most the four runs in flight at the kill ran twice, and those scored in the
+    # runner's last FLUSH_SECONDS (50 ms) before it: at most two a slot, a run taking 50 ms.
+    assert 30 <= len(calls) <= 42
     assert _finished(location) == {case.id for case in CASES}
 
 

@@ -18,8 +18,8 @@ each run is claimed, run and written as it finishes (batched: within 50 ms). Sta
 under the same name, an experiment runs only its unfinished runs; ``rescore`` scores a
 stored experiment's outputs again without its target; ``work_on`` lets more processes
 (``langchain-evals worker``) share an experiment's runs. Judges' model calls go through a
-persistent cache by default
-(``judge.judge_defaults``), so an unchanged re-run asks no judge anything.
+persistent cache by default (``judge.judge_defaults``), so an unchanged re-run asks no
+judge anything.
 
 This module is the API; ``_checks`` checks its arguments, ``_runner`` runs a process's share
 of the runs, and ``_writes`` batches the runner's writes and claims to the store.

@@ -14,9 +14,9 @@ result with its reason code), but an evaluator asking for a variable no run give
 usage error, raised.
 
 Runs go through an ``ExperimentStore``: the experiment and its runs are stored first, then
-each run is claimed, run and written as it finishes (batched: within 50 ms). Started again
-under the same name, an experiment runs only its unfinished runs; ``rescore`` scores a
-stored experiment's outputs again without its target; ``work_on`` lets more processes
+each run is claimed, run and written as it goes (batched: within 10 to 50 ms). Started
+again under the same name, an experiment runs only its unfinished runs; ``rescore`` scores
+a stored experiment's outputs again without its target; ``work_on`` lets more processes
 (``langchain-evals worker``) share an experiment's runs. Judges' model calls go through a
 persistent cache by default (``judge.judge_defaults``), so an unchanged re-run asks no
 judge anything.

@@ -9,11 +9,11 @@ between a team's machines and ``langchain-evals worker`` processes.
 
 Every run is written as it goes: the case's output (as JSON: LangChain messages through
 langchain-core's serialization, anything else as its JSON form or, failing that, its
-``repr``) with everything the target's trajectory capture recorded, as the target
-returns; every evaluator result once the run is scored (the runner batches its writes,
-each within 50 ms). A run is claimed before it starts and written only while its claim
-holds (see ``storage``), so a killed run resumes with the unfinished runs alone, and
-processes sharing an experiment record each run once.
+``repr``) with everything the target's trajectory capture recorded, as the target returns;
+every evaluator result once the run is scored (the runner batches its writes: the output
+within 10 ms, the results within 50 ms). A run is claimed before it starts and written only
+while its claim holds (see ``storage``), so a killed run resumes with the unfinished runs
+alone, and processes sharing an experiment record each run once.
 """
 
 from __future__ import annotations

@@ -103,8 +103,9 @@ def test_a_run_killed_outright_resumes_with_its_unfinished_cases_only(
     calls = (tmp_path / "calls.log").read_text().split()
     for case_id in stored_before_the_restart:
         assert calls.count(case_id.removeprefix("q")) == 1, case_id
-    # At most the four runs in flight at the kill ran twice, and those scored in the
-    # runner's last FLUSH_SECONDS (50 ms) before it: at most two a slot, a run taking 50 ms.
+    # At most the four runs in flight at the kill ran twice, and those whose kept output
+    # was not written yet (KEPT_SECONDS, 10 ms, or the records' 50 ms when they go along):
+    # at most two a slot, a run taking 50 ms.
     assert 30 <= len(calls) <= 42
     assert _finished(location) == {case.id for case in CASES}
 

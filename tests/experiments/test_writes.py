@@ -9,7 +9,7 @@ from pathlib import Path
 from langchain_evals_port import EvaluatorResult
 from langchain_evals_port.experiments import CaseResult, Dataset, ExperimentStore, Target
 from langchain_evals_port.experiments._store import ExperimentInfo
-from langchain_evals_port.experiments._writes import FLUSH_SIZE, Writes
+from langchain_evals_port.experiments._writes import FLUSH_SECONDS, FLUSH_SIZE, KEPT_SECONDS, Writes
 
 CASES = list(Dataset.from_records([{"id": f"c{n}", "inputs": {"n": n}} for n in range(80)]))
 
@@ -91,4 +91,20 @@ async def test_a_claim_takes_the_queued_writes_along(tmp_path: Path) -> None:
     assert written.done()
     assert written.result() is True
     assert len(more) == 2
+    store.close()
+
+
+async def test_a_kept_run_is_due_sooner_than_a_record(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    writes = Writes(store, "x")
+    loop = asyncio.get_running_loop()
+    [first, second] = await writes.claim(2)
+    run = await Target(lambda inputs: "ok").arun({"n": 0}, case_id="c0")
+    results = (EvaluatorResult(key="k", score=True),)
+    record = writes.submit(first, CaseResult(case=first.case, trial=0, run=run, results=results))
+    assert writes.timer is not None
+    assert KEPT_SECONDS < writes.timer.when() - loop.time() <= FLUSH_SECONDS
+    kept = writes.submit(second, run)  # what the target did, before the run is scored
+    assert writes.timer.when() - loop.time() <= KEPT_SECONDS  # the record goes along
+    assert await asyncio.gather(record, kept) == [True, True]
     store.close()

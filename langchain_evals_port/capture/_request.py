@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
 from langchain_evals_port.core import MISSING, EvalRequest, OutputsKind
 from langchain_evals_port.core.errors import EvaluatorUsageError
 
 from ._config import EvaluatorConfig
 from ._records import InteractionRecord, Subject
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["RequestBuilder", "build_request"]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from langchain_evals_port.core import canonical_json
+from langchain_evals_port.core import canonical_json, canonical_value
 from langchain_evals_port.core.errors import EvaluatorInputError
 
 from ._errors import DatasetError, Location, did_you_mean
@@ -147,8 +147,10 @@ def case_at(row: object, location: Location) -> Case:
 
 
 def _check_json(field: str, value: Any) -> None:
+    # The canonical form's check, without writing its text: a case is checked every time a
+    # run of it is claimed from the store, and the text is never used here.
     try:
-        canonical_json(value, name=field)
+        canonical_value(value, name=field)
     except EvaluatorInputError as error:
         raise DatasetError(str(error), field=field) from None
 

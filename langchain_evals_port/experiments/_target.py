@@ -37,6 +37,7 @@ from langchain_evals_port.capture import BoundAgent, InteractionRecord, TokenUsa
 from langchain_evals_port.core._langchain_internals import (
     no_callback_handlers,
     suppress_langchain_beta_warning,
+    var_child_runnable_config,
 )
 from langchain_evals_port.core._specs import import_spec
 from langchain_evals_port.core.errors import EvaluatorUsageError
@@ -226,9 +227,12 @@ class _AsyncFunction(Runnable[Any, Any]):
             heard = False  # no handler takes chain events: there is no one to tell
         try:
             child_config = patch_config(config, callbacks=run_manager.get_child())
-            with set_config_context(child_config) as context:
-                call = self._call(input, child_config, run_manager, **kwargs)
-                output = await coro_with_context(call, context)
+            if heard:
+                with set_config_context(child_config) as context:
+                    call = self._call(input, child_config, run_manager, **kwargs)
+                    output = await coro_with_context(call, context)
+            else:
+                output = await self._unheard_call(input, child_config, run_manager, **kwargs)
         except BaseException as error:
             if heard:
                 await run_manager.on_chain_error(error)
@@ -236,6 +240,22 @@ class _AsyncFunction(Runnable[Any, Any]):
         if heard:
             await run_manager.on_chain_end(output)
         return output
+
+    async def _unheard_call(
+        self, input: Any, config: RunnableConfig, run_manager: Any, **kwargs: Any
+    ) -> Any:
+        """``_call`` in the caller's task, for a run no handler hears of: LangChain gives the
+        function a task of its own so that a tracer's parent run follows it, and with no
+        tracer there is nothing to follow (measured: a task, a context copy and the
+        tracing context's resets are about a twentieth of a function target's CPU per
+        run). Nested runnables still find ``config`` as their parent's; a context variable
+        the function sets and leaves set stays set in its run's task, where the run is scored
+        (LangChain's task would drop it)."""
+        token = var_child_runnable_config.set(config)
+        try:
+            return await self._call(input, config, run_manager, **kwargs)
+        finally:
+            var_child_runnable_config.reset(token)
 
     async def _call(
         self, input: Any, config: RunnableConfig, run_manager: Any, **kwargs: Any

@@ -207,9 +207,21 @@ class LeasedQueue:
         return f"DELETE FROM {self.table} WHERE {self.fence}"
 
     def _update(self, columns: Sequence[str], let_go: bool) -> str:
-        sets = [f"{column} = %s" for column in columns]
-        sets += ["worker = NULL", "lease_until = NULL"] if let_go else []
-        return f"UPDATE {self.table} SET {', '.join(sets)} WHERE {self.fence}"
+        key = (tuple(columns), let_go)
+        sql = self._updates.get(key)
+        if sql is None:
+            sets = [f"{column} = %s" for column in columns]
+            sets += ["worker = NULL", "lease_until = NULL"] if let_go else []
+            sql = self._updates[key] = (
+                f"UPDATE {self.table} SET {', '.join(sets)} WHERE {self.fence}"
+            )
+        return sql
+
+    @functools.cached_property
+    def _updates(self) -> dict[tuple[tuple[str, ...], bool], str]:
+        """The writes' statements made so far, by the columns they set (a queue's writes set
+        one of a few column lists)."""
+        return {}
 
     def _in_scope(self, condition: str) -> str:
         """``condition`` on the rows of one queue of the table that are still queued."""

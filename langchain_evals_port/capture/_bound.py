@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,7 @@ from langchain_core.utils.pydantic import TypeBaseModel
 from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.capture._scope import current_evaluation_id
 
-from ._handler import BoundCapture, new_run_id
+from ._handler import BoundCapture, new_interaction_id, new_run_id
 from ._record import (
     DetailedReply,
     InteractionSink,
@@ -265,7 +264,7 @@ class BoundAgent(Runnable[Input, Output]):
         capture = RunCapture()
         config["callbacks"] = _with_handler(callbacks, BoundCapture(capture))
         origin = Origin(
-            interaction_id=str(uuid.uuid4()),
+            interaction_id=new_interaction_id(),
             agent_id=self.agent_id,
             roles=self.roles,
             run_id=str(run_id),

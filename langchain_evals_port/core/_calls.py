@@ -17,7 +17,7 @@ from langchain_core.runnables.config import run_in_executor
 
 from .errors import EvaluatorUsageError
 
-__all__ = ["call_async", "call_sync", "run_awaitable"]
+__all__ = ["call_async", "call_sync", "is_async", "run_awaitable"]
 
 T = TypeVar("T")
 
@@ -72,7 +72,7 @@ async def call_async(
 
     Keyword arguments go in a ``functools.partial``, as for ``call_sync``.
     """
-    if blocking and not _is_async(function):
+    if blocking and not is_async(function):
         result = await run_in_executor(config, function, *args)
     else:
         result = function(*args)
@@ -81,8 +81,9 @@ async def call_async(
     return result
 
 
-def _is_async(function: Callable[..., Any]) -> bool:
-    # Async callable objects count too.
+def is_async(function: Callable[..., Any]) -> bool:
+    """Whether ``function`` is a coroutine function or an object whose ``__call__`` is one
+    (a decorated or wrapped one may not show it: callers still check what it returns)."""
     return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
         getattr(function, "__call__", None)  # noqa: B004
     )

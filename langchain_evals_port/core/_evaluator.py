@@ -143,6 +143,11 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
     # ``name`` is the run name LangSmith shows; OpenEvals names runs after the feedback key.
     default_name: ClassVar[str | None] = None
 
+    scores_in_loop: ClassVar[bool] = False
+    """Whether ``_score`` is microseconds of CPU, so the async path calls it in the event loop
+    (a thread hop would cost more than the work) and never waits: a caller may await such an
+    evaluator before starting the others without delaying them."""
+
     outputs_kind: ClassVar[OutputsKind] = "text"
     """The ``outputs`` this evaluator judges, which tells the online runtime what to pass from
     an interaction: its final response ``"text"``, its transcript as ``"messages"``, the final
@@ -160,7 +165,10 @@ class Evaluator(RunnableSerializable[EvalInput, EvalOutput]):
         """Score one request (the synchronous path)."""
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
-        """Score one request asynchronously; by default ``_score`` in LangChain's executor."""
+        """Score one request asynchronously; by default ``_score`` in LangChain's executor,
+        or in the event loop itself when ``scores_in_loop``."""
+        if self.scores_in_loop:
+            return self._score(request, config)
         return await run_in_executor(config, self._score, request, config)
 
     # --- the Runnable convention ---------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Annotated, Any, overload
 from langchain_core.runnables import RunnableConfig
 from pydantic import Field, PrivateAttr, SkipValidation
 
-from ._calls import call_async, call_sync
+from ._calls import call_async, call_sync, is_async
 from ._evaluator import Evaluator, OnError, ScorerOutput
 from ._request import EvalRequest
 from ._tracing import EvalTracer
@@ -30,6 +30,7 @@ class FunctionEvaluator(Evaluator):
     _takes_all: bool = PrivateAttr(default=False)
     _wanted: list[tuple[str, bool]] = PrivateAttr(default_factory=list)
     _numeric: bool = PrivateAttr(default=False)
+    _async: bool = PrivateAttr(default=False)
 
     @property
     def numeric_scores(self) -> bool:
@@ -58,6 +59,7 @@ class FunctionEvaluator(Evaluator):
                 )
         self._takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
         self._numeric = _returns_number(self.fn)
+        self._async = is_async(self.fn)
         self._wanted = [
             (p.name, p.default is p.empty) for p in parameters if p.kind is not p.VAR_KEYWORD
         ]
@@ -90,6 +92,8 @@ class FunctionEvaluator(Evaluator):
         return call_sync(functools.partial(self.fn, **self._arguments(request)), hint=_USE_ASYNC)
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
+        if self._async:  # known once: a coroutine function is awaited in the loop
+            return await self.fn(**self._arguments(request))
         scoring = functools.partial(self.fn, **self._arguments(request))
         return await call_async(scoring, blocking=True, config=config)
 

@@ -36,6 +36,7 @@ class ExactMatch(Evaluator):
 
     feedback_key: str = "exact_match"
     default_name: ClassVar[str | None] = "exact_match"
+    scores_in_loop: ClassVar[bool] = True  # microseconds of CPU
     explain: bool = True
     """Say in the comment why an easily missed mismatch failed (``False``: no comment)."""
 
@@ -52,10 +53,6 @@ class ExactMatch(Evaluator):
             canonical_value(outputs, name=names[0]), canonical_value(reference, name=names[1])
         )
         return False if why is None else Score(False, comment=why)
-
-    async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> bool | Score:
-        # Microseconds of CPU: a thread hop would cost more than the work.
-        return self._score(request, config)
 
 
 def _why_unequal(outputs: Any, reference: Any) -> str | None:

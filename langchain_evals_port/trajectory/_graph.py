@@ -64,6 +64,7 @@ class GraphTrajectoryMatch(Evaluator):
     outputs_kind: ClassVar[OutputsKind] = "other"
     mode: GraphTrajectoryMatchMode = "strict"
     feedback_key: str = ""
+    scores_in_loop: ClassVar[bool] = True  # a list comparison
 
     def model_post_init(self, context: Any, /) -> None:
         """Name the key after the mode unless one was given."""
@@ -77,10 +78,6 @@ class GraphTrajectoryMatch(Evaluator):
         actual = graph_steps(outputs, name="outputs")
         expected = graph_steps(reference, name="reference_outputs")
         return _match_steps(actual, expected, self.mode)
-
-    async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> Score:
-        # A list comparison: a thread hop would cost more than the work.
-        return self._score(request, config)
 
 
 def _match_steps(

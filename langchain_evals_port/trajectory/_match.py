@@ -95,6 +95,7 @@ class TrajectoryMatch(Evaluator):
     tool_args_match_mode: ToolArgsMatchMode = "exact"
     tool_args_match_overrides: Annotated[dict[str, ToolArgsOverride] | None, SkipValidation] = None
     feedback_key: str = ""  # set from the mode after validation
+    scores_in_loop: ClassVar[bool] = True  # milliseconds of CPU at most
     explain: bool = True
 
     _rules: ArgsRules = PrivateAttr()
@@ -131,10 +132,6 @@ class TrajectoryMatch(Evaluator):
             {"agent": agent.calls, "reference": expected.calls},
         )
         return Score(False, comment, {**metadata, "problems": data})
-
-    async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> Score:
-        # Milliseconds of CPU at most: a thread hop would cost more than the work.
-        return self._score(request, config)
 
 
 def _share(part: int, whole: int) -> float:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -310,6 +311,12 @@ class ExperimentStore:
         ``CaseResult`` (its evaluator results, which finish the run); for each, whether
         its claim still held (False: another process holds the run and records it)."""
         return self._ledger.write_runs(name, [_run_write(run, done) for run, done in writes])
+
+    def without_waiting(self) -> AbstractContextManager[None]:
+        """The writes and claims made in the block in one transaction on this thread, if
+        the store can begin it without waiting (a SQLite file nobody else is writing to
+        that moment); else ``WouldWait``, nothing done (always for PostgreSQL)."""
+        return self._ledger.without_waiting()
 
     def release(self, name: str, runs: Sequence[PendingRun]) -> int:
         """Hand ``runs`` back unfinished, claimable at once."""

@@ -26,7 +26,12 @@ from ._console_queries import (
     WorkState,
     bucket_seconds,
 )
-from ._errors import CheckpointerUnavailableError, InteractionNotFoundError, LedgerSchemaError
+from ._errors import (
+    CheckpointerUnavailableError,
+    InteractionNotFoundError,
+    LedgerSchemaError,
+    WouldWait,
+)
 from ._experiment_runs import ExperimentRow, ExperimentRuns, RunClaim, RunRow, RunWrite
 from ._export import export_jsonl
 from ._holder import Holder
@@ -73,6 +78,7 @@ __all__ = [
     "Trigger",
     "WorkState",
     "WorkUnit",
+    "WouldWait",
     "bucket_seconds",
     "case_subject",
     "evaluation_id",

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from langchain_evals_port.core.errors import EvalsError
 
-__all__ = ["CheckpointerUnavailableError", "InteractionNotFoundError", "LedgerSchemaError"]
+__all__ = [
+    "CheckpointerUnavailableError",
+    "InteractionNotFoundError",
+    "LedgerSchemaError",
+    "WouldWait",
+]
 
 
 class InteractionNotFoundError(EvalsError, KeyError):
@@ -36,3 +41,9 @@ class LedgerSchemaError(EvalsError, ValueError):
         super().__init__(message)
         self.found = found
         self.expected = expected
+
+
+class WouldWait(EvalsError):
+    """``without_waiting`` could not begin its transaction at once: another connection (or
+    thread of this process) holds the storage's write lock, or the backend answers over a
+    network. Nothing was done; the caller makes its writes the usual way, off its event loop."""

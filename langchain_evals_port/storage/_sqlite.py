@@ -30,6 +30,7 @@ from langchain_evals_port.capture._records import InteractionRecord
 from langchain_evals_port.core._sqlite import switch_to_wal
 from langchain_evals_port.storage._records import Claim, WorkUnit
 
+from ._errors import WouldWait
 from ._sql import Session, SqlLedger, interaction_row
 
 __all__ = ["SqliteLedger"]
@@ -197,7 +198,11 @@ class SqliteLedger(SqlLedger):
 
     @contextmanager
     def _transaction(self) -> Iterator[Session]:
-        """This thread's connection inside one ``BEGIN IMMEDIATE`` transaction."""
+        """This thread's connection inside one ``BEGIN IMMEDIATE`` transaction (inside
+        ``without_waiting``, that block's)."""
+        if (session := self._local_transaction()) is not None:
+            yield session
+            return
         with self._write_lock:
             db = self._writing_connection()
             db.execute("BEGIN IMMEDIATE")
@@ -210,8 +215,44 @@ class SqliteLedger(SqlLedger):
 
     def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
         """Run one statement (atomic on its own, in autocommit mode); the rows it changed."""
+        if (session := self._local_transaction()) is not None:
+            return session.change(sql, parameters)
         with self._write_lock:
             return _Statements(self._writing_connection()).change(sql, parameters)
+
+    @contextmanager
+    def without_waiting(self) -> Iterator[None]:
+        """One ``BEGIN IMMEDIATE`` transaction for the writes this thread makes in the block,
+        if this process's write lock is free and SQLite grants the file's at once (a busy
+        timeout of zero for the ``BEGIN`` alone); else ``WouldWait``, nothing done."""
+        if not self._write_lock.acquire(blocking=False):
+            raise WouldWait(f"another thread is writing to {str(self.path)!r}")
+        try:
+            db = self._writing_connection()
+            db.execute("PRAGMA busy_timeout = 0")
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) and "busy" not in str(error):
+                    raise
+                raise WouldWait(f"{str(self.path)!r}: {error}") from error
+            finally:
+                db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            self._local.transaction = _Statements(db)
+            try:
+                yield
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            finally:
+                self._local.transaction = None
+            db.execute("COMMIT")
+        finally:
+            self._write_lock.release()
+
+    def _local_transaction(self) -> Session | None:
+        """The transaction ``without_waiting`` has open on this thread, if any."""
+        return getattr(self._local, "transaction", None)
 
     def _unrecorded_version(self, session: Session) -> int:
         """Release 0.1.0 kept the version of a file in its ``user_version`` alone (0: none)."""

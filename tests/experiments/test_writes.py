@@ -5,6 +5,7 @@ on a real SQLite store."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -98,3 +99,32 @@ async def test_a_kept_run_is_due_sooner_than_a_record(writes: Writes) -> None:
     kept = writes.submit(second, run)  # what the target did, before the run is scored
     assert writes.timer.when() - loop.time() <= KEPT_SECONDS  # the record goes along
     assert await asyncio.gather(record, kept) == [True, True]
+
+
+async def test_a_free_file_is_written_on_the_event_loop(writes: Writes) -> None:
+    """No trip to a thread: the batch is written in the first turn of the loop it gets."""
+    [pending] = await writes.claim(1)
+    written = _record(writes, pending, await _ran())
+    writes.send()
+    await asyncio.sleep(0)  # the writing task's first step runs, and ends
+    assert written.done()
+    assert written.result() is True
+
+
+async def test_a_file_another_process_is_writing_is_written_from_a_thread(
+    writes: Writes, tmp_path: Path
+) -> None:
+    """While another connection holds the file's write lock, the batch waits for it in a
+    thread and the event loop goes on; the write lands once the lock is let go."""
+    [pending] = await writes.claim(1)
+    other = sqlite3.connect(tmp_path / "experiments.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    written = _record(writes, pending, await _ran())
+    writes.send()
+    for _ in range(3):
+        await asyncio.sleep(0)  # this coroutine runs: the loop is not held by the write
+    assert not written.done()
+    other.execute("ROLLBACK")
+    other.close()
+    assert await written is True
+    assert writes.store.unfinished("x") == len(CASES) - 1

@@ -23,7 +23,8 @@ recorded as a failure arrives as a failed result, and a re-raised one produces n
 
 When the application has configured a global meter provider, evaluators without a tracer
 of their own report to one automatically (see ``core._tracing``); ``set_auto_metrics(False)``
-or the environment variable ``LANGCHAIN_EVALS_OTEL=off`` turns that off.
+or the environment variable ``LANGCHAIN_EVALS_OTEL=off`` (read once, at the first
+evaluation) turns that off.
 
 Example:
     >>> from opentelemetry.sdk.metrics import MeterProvider
@@ -35,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -129,6 +131,13 @@ def set_auto_metrics(enabled: bool) -> None:
     _auto_enabled = enabled
 
 
+@functools.cache
+def _off_by_environment() -> bool:
+    """Whether ``LANGCHAIN_EVALS_OTEL`` is ``off``: read once per process (every evaluation
+    asks), as OpenTelemetry reads its own variables when the provider is made."""
+    return os.environ.get("LANGCHAIN_EVALS_OTEL", "").lower() == "off"
+
+
 def automatic_tracer() -> OpenTelemetryEvalTracer | None:
     """The tracer on the global meter provider, or ``None`` when off or none is configured.
 
@@ -141,7 +150,7 @@ def automatic_tracer() -> OpenTelemetryEvalTracer | None:
     # this never imports opentelemetry itself.
     if "opentelemetry.metrics" not in sys.modules:
         return None
-    if not _auto_enabled or os.environ.get("LANGCHAIN_EVALS_OTEL", "").lower() == "off":
+    if not _auto_enabled or _off_by_environment():
         return None
     try:
         from opentelemetry import metrics

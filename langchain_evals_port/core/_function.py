@@ -16,7 +16,7 @@ from pydantic import Field, PrivateAttr, SkipValidation
 
 from ._calls import call_async, call_sync, is_async
 from ._evaluator import Evaluator, OnError, ScorerOutput
-from ._request import EvalRequest
+from ._request import CALL_FIELDS, EvalRequest
 from ._tracing import EvalTracer
 from .errors import EvaluatorUsageError, MissingVariableError
 
@@ -65,21 +65,22 @@ class FunctionEvaluator(Evaluator):
         ]
 
     def _arguments(self, request: EvalRequest) -> dict[str, Any]:
-        available: dict[str, Any] = {
-            "inputs": request.inputs,
-            "outputs": request.outputs,
-            "reference_outputs": request.reference_outputs,
-            "attachments": request.attachments,
-            "request": request,
-            **request.variables,
-        }
         if self._takes_all:
-            available.pop("request")
-            return available
+            return {
+                "inputs": request.inputs,
+                "outputs": request.outputs,
+                "reference_outputs": request.reference_outputs,
+                "attachments": request.attachments,
+                **request.variables,
+            }
+        # Only what the function takes (a request's variables never shadow its fields).
+        variables = request.variables
         arguments: dict[str, Any] = {}
         for name, required in self._wanted:
-            if name in available:
-                arguments[name] = available[name]
+            if name in _REQUEST_FIELDS:
+                arguments[name] = request if name == "request" else getattr(request, name)
+            elif name in variables:
+                arguments[name] = variables[name]
             elif required:
                 raise MissingVariableError(
                     f"evaluator {self.get_name()!r} needs variable {name!r}, which was not "
@@ -97,6 +98,9 @@ class FunctionEvaluator(Evaluator):
         scoring = functools.partial(self.fn, **self._arguments(request))
         return await call_async(scoring, blocking=True, config=config)
 
+
+_REQUEST_FIELDS = frozenset({*CALL_FIELDS, "request"})
+"""The parameters a scoring function is given from the request itself (``request``: all of it)."""
 
 _NEAR_MISSES = {
     "output": "outputs",

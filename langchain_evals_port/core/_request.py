@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .errors import EvaluatorInputError, EvaluatorUsageError
 
 _FIELDS = ("inputs", "outputs", "reference_outputs", "variables", "attachments")
-_CALL_FIELDS = ("inputs", "outputs", "reference_outputs", "attachments")
+CALL_FIELDS = ("inputs", "outputs", "reference_outputs", "attachments")
+"""The fields a request is called with by keyword (``variables`` aside)."""
 # Scoring functions receive fields and variables by name, and "request" is the request itself.
 _RESERVED = frozenset({*_FIELDS, "request"})
 
@@ -104,7 +105,7 @@ class EvalRequest(BaseModel):
             raise EvaluatorInputError(
                 f"'variables' must be a mapping of name to value, got {type(nested).__name__}"
             )
-        fields = {name: data.pop(name) for name in _CALL_FIELDS if name in data}
+        fields = {name: data.pop(name) for name in CALL_FIELDS if name in data}
         for name in data:
             _reject_near_miss(name)
         _check_variable_names(nested)

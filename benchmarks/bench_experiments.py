@@ -1,29 +1,38 @@
 """``run_experiment`` at scale, side by side with pydantic-evals and ``langsmith.evaluate``,
 measured in one run.
 
-Figures (issue 22, item 7; medians of 5 runs; two cores shared with other work, load average
-0.8-1.5 over each run; "before" is main's package before the item, run with this script just
-before "after", so both sides of each row come from the same run):
+Figures (issue 22, item 7; medians of 9 runs, ``--repeats 9 --kills 3``; two cores shared
+with other work, load average 0.7-1.7 over the run; "before" is main's package before the
+item, run with this script then, so both sides of each row come from one run):
 
 | anchors' workload, 1,000 cases, concurrency 32 | before | after |
 |---|---|---|
-| ours: wall (x ideal 1.25 s) | 1.60 s (1.28x) | 1.45 s (1.16x; target <= 1.15x) |
-| ours: CPU per case | 0.77 ms | 0.59 ms (target: <= pydantic-evals') |
-| pydantic-evals, same run: wall, CPU per case | 1.54 s (1.23x), 0.32 ms | 1.54 s (1.23x), 0.31 ms |
-| ours / pydantic-evals: CPU, wall | 2.40x, 1.04x | 1.91x, 0.95x |
-| the sleeps alone under a semaphore: wall | 1.34 s (1.07x) | 1.33 s (1.06x) |
-| LangChain-shaped: ours, CPU per case, wall | 2.36 ms, 2.66 s | 2.33 ms, 2.38 s |
-| ours / ``langsmith.aevaluate`` (same run): CPU | 0.32x | 0.28x |
+| ours: wall (x ideal 1.25 s) | 1.60 s (1.28x) | 1.47 s (1.18x; target <= 1.15x) |
+| ours: CPU per case | 0.77 ms | 0.37 ms (target: <= pydantic-evals') |
+| pydantic-evals, same run: wall, CPU per case | 1.54 s (1.23x), 0.32 ms | 1.59 s (1.27x), 0.36 ms |
+| ours / pydantic-evals: CPU, wall | 2.40x, 1.04x | 1.03x, 0.92x |
+| the sleeps alone under a semaphore: wall | 1.34 s (1.07x) | 1.34 s (1.08x) |
+| LangChain-shaped: ours, CPU per case, wall | 2.36 ms, 2.66 s | 1.65 ms, 1.86 s |
+| ours / ``langsmith.aevaluate`` (same run): CPU | 0.32x | 0.25x |
+| app calls / cases after a SIGKILL at half way | 1.007-1.017 | 1.009-1.032 |
 
-What went: LangChain's four ``inspect.signature`` calls per call of a function target (read
-once now), a free slot waiting for its claim's commit and for its run's record to be written
-(claims are made a batch ahead, in the background, in the same trip to the store's thread as
-the writes due then), pydantic's deep copy of mutable defaults per request and result. What
-is left, per case (py-spy, GIL held): LangChain's chain run around the target and its
-callback configuration for the target and each evaluator (about a third), the store's writes
-and trips to its thread (a trip costs about 0.1 ms of CPU on this machine; about 0.3 per
-case), pydantic models (the interaction record, requests, results) and the garbage collector
-(about 0.06 ms). Two 20 ms sleeps per case leave the wall within 0.1 s of the bare sleeps'.
+The CPU per case of both sides varies by a third from run to run here, most of it Python's
+full garbage collections (about 130 ms each in this process, once in a run or not at all,
+landing on whichever side is running): over fifteen runs the ratio was 1.04x, as the median
+of paired rounds 0.96-0.98x, and with ``gc.freeze()`` after the warm-up about 1.2x
+(pydantic-evals allocates about twice the objects per case, so it pays more of the full
+collections). What went: LangChain's four ``inspect.signature`` calls per call of a function
+target (read once now), its task and context copy for a function no handler hears of,
+``os.environ`` lookups of unset variables per evaluation (each raises and catches a
+``KeyError``), a task per evaluator that scores in microseconds (``scores_in_loop``), the
+JSON text of a claimed case (checked, not written), ``os.urandom`` per interaction id (a
+system call that lets go of the GIL), and the store's trips to a thread: its writes and
+claims are batched (a kept run within 10 ms, a record within 50 ms, or with the next claim)
+and made on the event loop when the SQLite file is free (``without_waiting``), which took
+the thread's trips and its contention for the GIL, about a fifth of a run's CPU. What is
+left beyond pydantic-evals (py-spy, GIL held, full collections frozen): the store's writes of
+each run's output before it is scored and its record after (about a sixth), the target's
+LangChain run and capture (about a fifth), the evaluators as Runnables (about a fifth).
 
 Every figure is the median of ``--repeats`` runs (the CPU and the wall each on its own;
 the spread is printed too), and the load average is printed at the start and the end: the

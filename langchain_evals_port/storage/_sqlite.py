@@ -224,7 +224,9 @@ class SqliteLedger(SqlLedger):
     def without_waiting(self) -> Iterator[None]:
         """One ``BEGIN IMMEDIATE`` transaction for the writes this thread makes in the block,
         if this process's write lock is free and SQLite grants the file's at once (a busy
-        timeout of zero for the ``BEGIN`` alone); else ``WouldWait``, nothing done."""
+        timeout of zero for the ``BEGIN`` alone); else ``WouldWait``, nothing done. The
+        commit writes the WAL, not the database file, except when it crosses the WAL's
+        automatic checkpoint (80 MB of it: rarely, and then on the caller's thread too)."""
         if not self._write_lock.acquire(blocking=False):
             raise WouldWait(f"another thread is writing to {str(self.path)!r}")
         try:

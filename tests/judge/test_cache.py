@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import multiprocessing
 import os
 import sqlite3
 import subprocess
@@ -266,25 +265,57 @@ def test_threads_that_end_leave_no_open_connection(path, cache):
     assert _open_files(path) <= before + 1
 
 
-def _use_the_inherited_cache(cache: SqliteCache, path: Path, opened: Any) -> None:
-    before = _open_files(path)
-    cache.update("child", "m", chat("from the child"))
-    opened.value = _open_files(path) - before
+# Forks from a fresh interpreter whose only threads are the cache's: a fork copies the
+# parent's locks as they are, so forking pytest's process (threads left by other tests, one
+# of them inside SQLite or an import at that moment) could hang the child for reasons that
+# are not the cache's. Prints the child's exit code and how many connections it opened.
+FORK = """
+import gc, multiprocessing, os, sys
+from contextlib import suppress
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration
+from langchain_evals_port.judge import SqliteCache
+
+path = sys.argv[1]
+
+def open_files():
+    gc.collect()
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with suppress(FileNotFoundError):
+            count += os.readlink(f"/proc/self/fd/{fd}") == path
+    return count
+
+def child(cache, opened):
+    before = open_files()
+    cache.update("child", "m", [ChatGeneration(message=AIMessage(content="from the child"))])
+    opened.value = open_files() - before
+
+cache = SqliteCache(path)
+cache.update("parent", "m", [ChatGeneration(message=AIMessage(content="from the parent"))])
+context = multiprocessing.get_context("fork")
+opened = context.Value("i", -1)
+process = context.Process(target=child, args=(cache, opened))
+process.start()
+process.join()
+print(process.exitcode, opened.value)
+"""
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
 @pytest.mark.processes
 def test_a_forked_child_opens_its_own_connection(path, cache):
-    cache.update("parent", "m", chat("from the parent"))
-    context = multiprocessing.get_context("fork")
-    opened = context.Value("i", -1)
-
-    child = context.Process(target=_use_the_inherited_cache, args=(cache, path, opened))
-    child.start()
-    child.join(timeout=30)
-
-    assert child.exitcode == 0
-    assert opened.value == 1, "the child wrote through the connection it inherited"
+    done = subprocess.run(
+        [sys.executable, "-c", FORK, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,  # a guard against a hang only: the run takes a second or two
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    exitcode, opened = done.stdout.split()
+    assert exitcode == "0", done.stderr
+    assert opened == "1", "the child wrote through the connection it inherited"
     assert cache.lookup("child", "m") == chat("from the child")
 
 

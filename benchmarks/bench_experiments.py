@@ -29,10 +29,11 @@ JSON text of a claimed case (checked, not written), ``os.urandom`` per interacti
 system call that lets go of the GIL), and the store's trips to a thread: its writes and
 claims are batched (a kept run within 10 ms, a record within 50 ms, or with the next claim)
 and made on the event loop when the SQLite file is free (``without_waiting``), which took
-the thread's trips and its contention for the GIL, about a fifth of a run's CPU. What is
-left beyond pydantic-evals (py-spy, GIL held, full collections frozen): the store's writes of
-each run's output before it is scored and its record after (about a sixth), the target's
-LangChain run and capture (about a fifth), the evaluators as Runnables (about a fifth).
+the thread's trips and its contention for the GIL (about a tenth of a run's CPU, in rounds
+paired with pydantic-evals). What is left beyond pydantic-evals (py-spy, GIL held, full
+collections frozen), about a fifth each: the store's writes of each run's output before it
+is scored and of its record after, the target's LangChain run and capture, the evaluators
+as Runnables.
 
 Every figure is the median of ``--repeats`` runs (the CPU and the wall each on its own;
 the spread is printed too), and the load average is printed at the start and the end: the

@@ -43,7 +43,7 @@ class Writes:
     a few transactions where it would make one per run and step (measured: a trip to a
     thread costs more CPU than a batch's SQL, and the runs' claims and writes fall due
     together, as runs end; on the anchors' workload a thread's trips and its contention for
-    the GIL cost about a fifth of a run's CPU more than the same SQL on the event loop).
+    the GIL cost about a tenth of a run's CPU more than the same SQL on the event loop).
 
     Writes wait for a claim (which is needed at once, and takes them along), for
     ``FLUSH_SIZE`` of them, or until the first of them is due (a kept run after

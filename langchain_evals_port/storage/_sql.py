@@ -99,9 +99,10 @@ class SqlLedger(ExperimentRuns, Annotations, ABC):
         """One transaction for the writes and claims this thread makes in the block, begun
         only if that needs no wait, so an event loop may make them itself: a trip to a
         thread costs more CPU than a batch of writes to a local file (measured on the
-        anchors' workload, ``benchmarks/bench_experiments.py``: about a fifth of a run's).
-        Raises ``WouldWait``, having done nothing, when it would wait; always here, where
-        every statement is a trip over the network (a SQLite file overrides it)."""
+        anchors' workload, ``benchmarks/bench_experiments.py``, in rounds paired with
+        pydantic-evals: about a tenth of a run's). Raises ``WouldWait``, having done
+        nothing, when it would wait; always here, where every statement is a trip over the
+        network (a SQLite file overrides it)."""
         raise WouldWait(f"{type(self).__name__} answers over a network: write from a thread")
 
     @abstractmethod

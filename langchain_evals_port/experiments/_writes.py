@@ -108,11 +108,7 @@ class Writes:
             writes = [(run, done) for run, done, _ in batch]
             limits = [limit for limit, _ in claims]
             try:
-                try:
-                    with self.store.without_waiting():
-                        held, claimed = self._apply(writes, limits)
-                except WouldWait:
-                    held, claimed = await asyncio.to_thread(self._apply, writes, limits)
+                held, claimed = await self._transaction(writes, limits)
             except BaseException as error:
                 futures: list[asyncio.Future[Any]] = [written for _, _, written in batch]
                 futures.extend(claimed for _, claimed in claims)
@@ -146,6 +142,17 @@ class Writes:
                 return
             self.timer.cancel()
         self.timer = loop.call_at(when, self.send)
+
+    async def _transaction(
+        self, writes: list[tuple[PendingRun, TargetRun | CaseResult]], limits: list[int]
+    ) -> tuple[list[bool], list[list[PendingRun] | Exception]]:
+        """``_apply`` on the event loop when the store can begin it without waiting, else
+        in a thread."""
+        try:
+            with self.store.without_waiting():
+                return self._apply(writes, limits)
+        except WouldWait:
+            return await asyncio.to_thread(self._apply, writes, limits)
 
     def _apply(
         self, writes: list[tuple[PendingRun, TargetRun | CaseResult]], limits: list[int]

@@ -206,12 +206,8 @@ class SqliteLedger(SqlLedger):
         with self._write_lock:
             db = self._writing_connection()
             db.execute("BEGIN IMMEDIATE")
-            try:
-                yield _Statements(db)
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
+            with _committed(db) as session:
+                yield session
 
     def _change(self, sql: str, parameters: Sequence[Any] = ()) -> int:
         """Run one statement (atomic on its own, in autocommit mode); the rows it changed."""
@@ -240,15 +236,12 @@ class SqliteLedger(SqlLedger):
                 raise WouldWait(f"{str(self.path)!r}: {error}") from error
             finally:
                 db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            self._local.transaction = _Statements(db)
-            try:
-                yield
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            finally:
-                self._local.transaction = None
-            db.execute("COMMIT")
+            with _committed(db) as session:
+                self._local.transaction = session
+                try:
+                    yield
+                finally:
+                    self._local.transaction = None
         finally:
             self._write_lock.release()
 
@@ -327,6 +320,18 @@ def _unit_rows(units: Sequence[WorkUnit]) -> list[tuple[str, str, float, float, 
         )
         for unit in units
     ]
+
+
+@contextmanager
+def _committed(db: sqlite3.Connection) -> Iterator[Session]:
+    """The transaction ``db`` has begun, committed when the block ends normally, else
+    rolled back."""
+    try:
+        yield _Statements(db)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 class _Statements:

@@ -19,7 +19,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from langchain_evals_port import ExactMatch, LLMJudge, Score, evaluator
 from langchain_evals_port.experiments import (
+    Case,
     Dataset,
+    ExperimentInfo,
     ExperimentMismatchError,
     ExperimentNotFoundError,
     ExperimentStore,
@@ -237,6 +239,29 @@ def test_outputs_json_cannot_hold_are_kept_as_their_repr(location: str) -> None:
     assert result.runs[0].run.outputs == {(1, 2): "tuple key"}  # this process's own
     with ExperimentStore(location) as store:
         assert store.load("odd").runs[0].run.outputs == "{(1, 2): 'tuple key'}"
+
+
+def test_a_target_gets_its_case_as_the_store_reads_it_back(tmp_path: Path) -> None:
+    # A case of JSON's own values is claimed as it was created (not read back); one holding
+    # a tuple is read back, as a resumed run would read it: the target sees a list either way.
+    seen: list[Any] = []
+    cases = Dataset.from_records(
+        [{"id": "plain", "inputs": {"items": [1, 2]}}, {"id": "tuple", "inputs": {"items": (1, 2)}}]
+    )
+    run_experiment(lambda inputs: seen.append(inputs["items"]), cases, [], store=tmp_path / "s.db")
+    assert seen == [[1, 2], [1, 2]]
+    assert all(type(items) is list for items in seen)
+
+
+def test_a_claimed_run_the_store_created_is_taken_as_created(tmp_path: Path) -> None:
+    plain, tupled = Case(id="plain", inputs={"n": [1.5]}), Case(id="tuple", inputs=(1, 2))
+    info = ExperimentInfo(name="e", target="t", evaluators=[], trials=1, cases=2, dataset="d")
+    with ExperimentStore(tmp_path / "s.db") as store:
+        store.create(info, [(plain, 0, None), (tupled, 0, None)])
+        claimed = {run.case.id: run.case for run in store.claim("e", limit=2, lease_seconds=60)}
+    assert claimed["plain"] is plain
+    assert claimed["tuple"] == Case(id="tuple", inputs=[1, 2])
+    assert claimed["tuple"] is not tupled
 
 
 @pytest.mark.parametrize(

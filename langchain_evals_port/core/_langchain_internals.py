@@ -10,6 +10,9 @@ warns that it is in beta on every call, and quiets that with langchain-core's ow
 ``no_callback_handlers`` answers "would ``CallbackManager.configure`` give this run any
 handler?" without building the manager (about 10 us, a third of an exact match's call),
 from the places ``langchain_core.callbacks.manager._configure`` takes handlers from.
+It asks LangSmith whether it traces as ``langsmith.utils.tracing_is_enabled`` does, from the
+same context variables and globals, without that function's imports on every call (they
+were about half of what the question cost).
 ``tests/core/test_langchain_internals.py`` fails loudly when langchain-core changes any of
 them, before a user's traces silently lose their nesting.
 """
@@ -20,8 +23,9 @@ from langchain_core.globals import get_debug
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import set_config_context, var_child_runnable_config
 from langchain_core.runnables.utils import coro_with_context
-from langchain_core.tracers.context import _configure_hooks, _tracing_v2_is_enabled
+from langchain_core.tracers.context import _configure_hooks, tracing_v2_callback_var
 from langchain_core.utils.env import env_var_is_set
+from langsmith._internal import _context as langsmith_context
 from langsmith.utils import get_env_var
 
 __all__ = [
@@ -48,7 +52,7 @@ def no_callback_handlers(config: RunnableConfig) -> bool:
     callbacks = config.get("callbacks")
     if callbacks and (not isinstance(callbacks, BaseCallbackManager) or callbacks.handlers):
         return False
-    if get_debug() or _tracing_v2_is_enabled():
+    if get_debug() or tracing_v2_callback_var.get() is not None or _langsmith_traces():
         return False
     # Read through LangSmith's cached reader (once per process, as LangSmith reads its own
     # tracing variables): a lookup of a variable that is not set raises and catches a
@@ -61,3 +65,16 @@ def no_callback_handlers(config: RunnableConfig) -> bool:
         if env_var is not None and handler_class is not None and env_var_is_set(env_var):
             return False
     return True
+
+
+def _langsmith_traces() -> bool:
+    """Whether LangSmith traces here: ``langsmith.utils.tracing_is_enabled``'s answer (a
+    ``tracing_context`` setting, a parent run, ``configure(enabled=)``, the environment)."""
+    enabled = langsmith_context._TRACING_ENABLED.get()
+    if enabled is not None:
+        return bool(enabled)
+    if langsmith_context.get_current_run_tree() is not None:
+        return True
+    if langsmith_context._GLOBAL_TRACING_ENABLED is not None:
+        return bool(langsmith_context._GLOBAL_TRACING_ENABLED)
+    return get_env_var("TRACING_V2", default=get_env_var("TRACING", default="")) == "true"

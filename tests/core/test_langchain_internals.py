@@ -193,3 +193,38 @@ def test_no_callback_handlers_leaves_the_v1_tracing_variables_to_configure(monke
             patched.setenv(name, "true")
             assert not no_callback_handlers(ensure_config({}))
         get_env_var.cache_clear()
+
+
+@pytest.mark.usefixtures("no_tracing_variables")
+def test_langsmith_traces_agrees_with_langsmith_in_every_state_it_reads(monkeypatch):
+    from langsmith import run_trees
+    from langsmith.run_helpers import tracing_context
+    from langsmith.utils import get_env_var, tracing_is_enabled
+
+    from langchain_evals_port.core._langchain_internals import _langsmith_traces
+
+    def agree() -> bool:
+        assert _langsmith_traces() is bool(tracing_is_enabled())
+        return _langsmith_traces()
+
+    assert agree() is False
+    for enabled in (True, False, "local"):
+        with tracing_context(enabled=enabled):
+            assert agree() is bool(enabled)
+    with tracing_context(parent=run_trees.RunTree(name="parent", run_type="chain")):
+        assert agree() is True
+    for name in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"):
+        with monkeypatch.context() as patched:
+            patched.setenv(name, "true")
+            get_env_var.cache_clear()
+            assert agree() is True
+            with tracing_context(enabled=False):
+                assert agree() is False
+        get_env_var.cache_clear()
+    for enabled in (True, False):
+        run_trees.configure(enabled=enabled)
+        try:
+            assert agree() is enabled
+        finally:
+            run_trees.configure(enabled=None)
+    assert agree() is False

@@ -126,17 +126,20 @@ class ExperimentRuns(ABC):
     def experiments(self, name: str | None = None) -> list[ExperimentRow]:
         """The experiments (or the one named), oldest first, with their counts of runs."""
         where, parameters = ("WHERE e.name = %s", (name,)) if name is not None else ("", ())
+        # Both counts from the indexes alone (the unfinished runs have one of their own):
+        # counting finished_at would read every run's row, JSON and all (measured: a
+        # millisecond per 1,000 runs, asked at the start and the end of every experiment).
         rows = self._rows(
             "SELECT e.name, e.created_at, e.record,"
             " (SELECT count(*) FROM ledger_experiment_runs r WHERE r.experiment = e.name),"
-            " (SELECT count(r.finished_at) FROM ledger_experiment_runs r"
-            " WHERE r.experiment = e.name)"
+            " (SELECT count(*) FROM ledger_experiment_runs r"
+            " WHERE r.experiment = e.name AND r.finished_at IS NULL)"
             f" FROM ledger_experiments e {where} ORDER BY e.created_at, e.name",
             parameters,
         )
         return [
-            ExperimentRow(str(n), float(at), str(record), int(runs), int(done))
-            for n, at, record, runs, done in rows
+            ExperimentRow(str(n), float(at), str(record), int(runs), int(runs) - int(unfinished))
+            for n, at, record, runs, unfinished in rows
         ]
 
     def claim_runs(
@@ -177,6 +180,17 @@ class ExperimentRuns(ABC):
     def release_runs_of(self, experiment: str, worker_id: str) -> int:
         """Hand back every unfinished run ``worker_id`` holds (it is known to be gone)."""
         return RUNS.release_of(self, (experiment,), worker_id)
+
+    def run_keys(self, experiment: str, *, finished_only: bool = False) -> list[tuple[str, int]]:
+        """The case id and trial of each run of ``experiment``, in dataset order, without
+        their texts."""
+        finished = " AND finished_at IS NOT NULL" if finished_only else ""
+        rows = self._rows(
+            "SELECT case_id, trial FROM ledger_experiment_runs"
+            f" WHERE experiment = %s{finished} ORDER BY position, trial",
+            (experiment,),
+        )
+        return [(str(case_id), int(trial)) for case_id, trial in rows]
 
     def runs(self, experiment: str, *, finished_only: bool = False) -> list[RunRow]:
         """The runs of ``experiment`` in dataset order (trials of a case together)."""

@@ -233,3 +233,25 @@ def test_both_modes_name_their_claims_in_holder_s_format(tmp_path: Path) -> None
         assert (found.host, found.pid, found.scope) == (this.host, this.pid, this.scope)
         assert not found.is_gone()
     assert len(seen) == 1
+
+
+def test_an_experiment_s_counts_and_finished_keys_follow_its_written_runs(
+    ledger: SqlLedger,
+) -> None:
+    ledger.create_experiment(
+        "e", "{}", [(f"r-{n}", trial, "{}") for n in range(3) for trial in (0, 1)]
+    )
+    [row] = ledger.experiments("e")
+    assert (row.runs, row.finished) == (6, 0)
+    claims = ledger.claim_runs("e", "w", limit=6, lease_seconds=60)
+    done = [claim for claim in claims if claim.case_id != "r-1"]
+    assert (
+        ledger.write_runs("e", [RunWrite(claim, "{}", finished=True) for claim in done])
+        == [True] * 4
+    )
+    [row] = ledger.experiments("e")
+    assert (row.runs, row.finished) == (6, 4)
+    expected = [("r-0", 0), ("r-0", 1), ("r-2", 0), ("r-2", 1)]
+    assert ledger.run_keys("e", finished_only=True) == expected
+    assert len(ledger.run_keys("e")) == 6
+    assert [(r.case_id, r.trial) for r in ledger.runs("e", finished_only=True)] == expected

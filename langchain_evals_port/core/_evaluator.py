@@ -32,11 +32,12 @@ from langchain_core.runnables.config import (
     patch_config,
     run_in_executor,
 )
-from langsmith.run_helpers import get_tracing_context, tracing_context
+from langsmith.run_helpers import tracing_context
 from pydantic import ConfigDict, Field, SkipValidation, field_validator
 
 from ._langchain_internals import (
     coro_with_context,
+    langsmith_tracing_setting,
     no_callback_handlers,
     set_config_context,
     var_child_runnable_config,
@@ -585,7 +586,7 @@ def _langsmith_upload_off() -> bool:
     honours but LangChain's tracer does not: it would post this evaluator's run and its
     judge's model runs. Evaluations in that mode therefore run with tracing off.
     """
-    return bool(get_tracing_context()["enabled"] == "local")
+    return langsmith_tracing_setting() == "local"
 
 
 def _traced_to_langsmith(

@@ -9,6 +9,7 @@ import re
 import types
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, overload
 
 from langchain_core.runnables import RunnableConfig
@@ -27,17 +28,15 @@ class FunctionEvaluator(Evaluator):
     """An evaluator whose score comes from a user function (see ``Evaluator.from_function``)."""
 
     fn: Annotated[Callable[..., Any], SkipValidation] = Field(exclude=True)
-    _takes_all: bool = PrivateAttr(default=False)
-    _wanted: list[tuple[str, bool]] = PrivateAttr(default_factory=list)
-    _numeric: bool = PrivateAttr(default=False)
-    _async: bool = PrivateAttr(default=False)
+    # One private attribute read per call: pydantic looks each up through __getattr__.
+    _signature: _Signature = PrivateAttr()
 
     @property
     def numeric_scores(self) -> bool:
         """Whether ``fn`` is annotated to return a number (``-> float``, ``-> int``, or a
         ``(score, comment)`` tuple whose score is one): the online runtime then asks for a
         ``pass_threshold`` at startup."""
-        return self._numeric
+        return self._signature.numeric
 
     def model_post_init(self, context: Any, /) -> None:
         """Read ``fn``'s signature once, so each call only looks up the values it needs."""
@@ -57,15 +56,17 @@ class FunctionEvaluator(Evaluator):
                     "inputs, outputs, reference_outputs, attachments, request, or variable "
                     "names; give a variable of that name a default to keep it)"
                 )
-        self._takes_all = any(p.kind is p.VAR_KEYWORD for p in parameters)
-        self._numeric = _returns_number(self.fn)
-        self._async = is_async(self.fn)
-        self._wanted = [
-            (p.name, p.default is p.empty) for p in parameters if p.kind is not p.VAR_KEYWORD
-        ]
+        self._signature = _Signature(
+            takes_all=any(p.kind is p.VAR_KEYWORD for p in parameters),
+            wanted=tuple(
+                (p.name, p.default is p.empty) for p in parameters if p.kind is not p.VAR_KEYWORD
+            ),
+            numeric=_returns_number(self.fn),
+            is_async=is_async(self.fn),
+        )
 
-    def _arguments(self, request: EvalRequest) -> dict[str, Any]:
-        if self._takes_all:
+    def _arguments(self, request: EvalRequest, signature: _Signature) -> dict[str, Any]:
+        if signature.takes_all:
             return {
                 "inputs": request.inputs,
                 "outputs": request.outputs,
@@ -76,7 +77,7 @@ class FunctionEvaluator(Evaluator):
         # Only what the function takes (a request's variables never shadow its fields).
         variables = request.variables
         arguments: dict[str, Any] = {}
-        for name, required in self._wanted:
+        for name, required in signature.wanted:
             if name in _REQUEST_FIELDS:
                 arguments[name] = request if name == "request" else getattr(request, name)
             elif name in variables:
@@ -90,13 +91,27 @@ class FunctionEvaluator(Evaluator):
 
     def _score(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
         # Decorated or wrapped async functions are only recognisable by what they return.
-        return call_sync(functools.partial(self.fn, **self._arguments(request)), hint=_USE_ASYNC)
+        arguments = self._arguments(request, self._signature)
+        return call_sync(functools.partial(self.fn, **arguments), hint=_USE_ASYNC)
 
     async def _ascore(self, request: EvalRequest, config: RunnableConfig) -> ScorerOutput:
-        if self._async:  # known once: a coroutine function is awaited in the loop
-            return await self.fn(**self._arguments(request))
-        scoring = functools.partial(self.fn, **self._arguments(request))
+        signature = self._signature
+        if signature.is_async:  # known once: a coroutine function is awaited in the loop
+            return await self.fn(**self._arguments(request, signature))
+        scoring = functools.partial(self.fn, **self._arguments(request, signature))
         return await call_async(scoring, blocking=True, config=config)
+
+
+@dataclass(frozen=True)
+class _Signature:
+    """What a scoring function takes, read once: every keyword (``**kwargs``), or the
+    parameters it names (and whether each is required); whether it returns a number, and
+    whether it is a coroutine function."""
+
+    takes_all: bool
+    wanted: tuple[tuple[str, bool], ...]
+    numeric: bool
+    is_async: bool
 
 
 _REQUEST_FIELDS = frozenset({*CALL_FIELDS, "request"})

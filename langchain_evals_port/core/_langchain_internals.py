@@ -30,6 +30,7 @@ from langsmith.utils import get_env_var
 
 __all__ = [
     "coro_with_context",
+    "langsmith_tracing_setting",
     "no_callback_handlers",
     "set_config_context",
     "suppress_langchain_beta_warning",
@@ -67,10 +68,17 @@ def no_callback_handlers(config: RunnableConfig) -> bool:
     return True
 
 
+def langsmith_tracing_setting() -> bool | str | None:
+    """What the innermost ``langsmith.tracing_context(enabled=...)`` set (``True``,
+    ``False``, ``"local"``), or ``None``: ``get_tracing_context()["enabled"]``, without
+    building the rest of that dict."""
+    return langsmith_context._TRACING_ENABLED.get()
+
+
 def _langsmith_traces() -> bool:
     """Whether LangSmith traces here: ``langsmith.utils.tracing_is_enabled``'s answer (a
     ``tracing_context`` setting, a parent run, ``configure(enabled=)``, the environment)."""
-    enabled = langsmith_context._TRACING_ENABLED.get()
+    enabled = langsmith_tracing_setting()
     if enabled is not None:
         return bool(enabled)
     if langsmith_context.get_current_run_tree() is not None:

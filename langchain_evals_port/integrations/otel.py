@@ -138,6 +138,14 @@ def _off_by_environment() -> bool:
     return os.environ.get("LANGCHAIN_EVALS_OTEL", "").lower() == "off"
 
 
+@functools.cache
+def _provider_named_by_environment() -> bool:
+    """Whether ``OTEL_PYTHON_METER_PROVIDER`` names a provider for the API to load: read
+    once per process (``get_meter_provider`` reads it on every call until a provider is
+    set, about a microsecond an evaluation)."""
+    return "OTEL_PYTHON_METER_PROVIDER" in os.environ
+
+
 def automatic_tracer() -> OpenTelemetryEvalTracer | None:
     """The tracer on the global meter provider, or ``None`` when off or none is configured.
 
@@ -147,16 +155,13 @@ def automatic_tracer() -> OpenTelemetryEvalTracer | None:
     """
     global _cached
     # Only an application that imported the metrics API can have configured a provider, so
-    # this never imports opentelemetry itself.
-    if "opentelemetry.metrics" not in sys.modules:
+    # this never imports opentelemetry itself (the API's module holds the global provider).
+    api = sys.modules.get("opentelemetry.metrics._internal")
+    if api is None or not _auto_enabled or _off_by_environment():
         return None
-    if not _auto_enabled or _off_by_environment():
-        return None
-    try:
-        from opentelemetry import metrics
-    except ModuleNotFoundError:  # without the extra no provider can have been configured
-        return None
-    provider = metrics.get_meter_provider()
+    if api._METER_PROVIDER is None and not _provider_named_by_environment():
+        return None  # the API's default, its proxy: known without reading the environment
+    provider: metrics.MeterProvider = api.get_meter_provider()
     if type(provider).__module__.startswith("opentelemetry.metrics"):
         return None
     with _lock:

@@ -228,3 +228,14 @@ def test_langsmith_traces_agrees_with_langsmith_in_every_state_it_reads(monkeypa
         finally:
             run_trees.configure(enabled=None)
     assert agree() is False
+
+
+def test_langsmith_tracing_setting_is_what_get_tracing_context_reports():
+    from langsmith.run_helpers import get_tracing_context, tracing_context
+
+    from langchain_evals_port.core._langchain_internals import langsmith_tracing_setting
+
+    assert langsmith_tracing_setting() is get_tracing_context()["enabled"] is None
+    for enabled in (True, False, "local"):
+        with tracing_context(enabled=enabled):
+            assert langsmith_tracing_setting() == get_tracing_context()["enabled"] == enabled

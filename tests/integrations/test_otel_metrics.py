@@ -176,6 +176,20 @@ def test_the_automatic_tracer_is_cached_per_provider() -> None:
 
 
 @pytest.mark.processes
+def test_a_provider_the_environment_names_gets_metrics_automatically() -> None:
+    # OTEL_PYTHON_METER_PROVIDER: the API loads the provider on its first call, not before.
+    output = _run_isolated(
+        """
+        from langchain_evals_port.integrations.otel import automatic_tracer
+        tracer = automatic_tracer()
+        print(tracer is not None, type(metrics.get_meter_provider()).__name__)
+        """,
+        OTEL_PYTHON_METER_PROVIDER="sdk_meter_provider",
+    )
+    assert output == "True MeterProvider"
+
+
+@pytest.mark.processes
 def test_opting_out_by_environment_variable() -> None:
     code = """
         metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))

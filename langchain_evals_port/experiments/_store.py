@@ -152,7 +152,8 @@ class PendingRun(BaseModel):
 
     def kept(self, run: TargetRun) -> PendingRun:
         """This run, its target having run with ``run`` (written before the run is scored)."""
-        return self.model_copy(update={"given": run})
+        # Built, not copied: a model's copy costs twice its construction from valid parts.
+        return PendingRun(case=self.case, given=run, claim=self.claim)
 
 
 class ExperimentStore:

@@ -44,8 +44,9 @@ import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from ._pages import check_limit
 
@@ -94,17 +95,21 @@ class QueueStore(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Held:
+_NO_VALUES: Mapping[str, Any] = MappingProxyType({})
+"""A write that sets no column (a release)."""
+
+
+class Held(NamedTuple):
     """A claim's hold on one row: the row's key (its values of the queue's ``key``
-    columns, scope first) and the fencing token the claim holds."""
+    columns, scope first) and the fencing token the claim holds. (This and the other
+    records of a queue's traffic are named tuples: made several times per row, a frozen
+    dataclass's field-by-field ``__init__`` cost more than the row's SQL.)"""
 
     key: tuple[Any, ...]
     token: int
 
 
-@dataclass(frozen=True)
-class Leased:
+class Leased(NamedTuple):
     """A row a claim took: its key, the token the claim now holds, the values of the
     columns the queue ``carries``, and when the lease ends (epoch seconds)."""
 
@@ -114,14 +119,13 @@ class Leased:
     lease_until: float
 
 
-@dataclass(frozen=True)
-class Write:
+class Write(NamedTuple):
     """A write made under a claim: the columns it sets, and whether it lets the row go
     (clears the worker and the lease: with ``values`` that end the row, it is finished;
     otherwise it is claimable again)."""
 
     held: Held
-    values: Mapping[str, Any] = field(default_factory=dict)
+    values: Mapping[str, Any] = _NO_VALUES
     let_go: bool = False
 
 

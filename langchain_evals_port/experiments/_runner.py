@@ -223,7 +223,6 @@ class Runner:
             # Kept while it is scored (written before its results): an interrupted run is
             # scored again, not run again.
             kept = self.writes.submit(pending, run)
-            kept.add_done_callback(_retrieved)
         interaction = run.interaction
         subject = Subject.interaction(interaction.interaction_id, interaction.agent_id)
         scorings = [
@@ -292,12 +291,6 @@ async def _all(scorings: list[tuple[bool, Coroutine[Any, Any, T]]]) -> list[T]:
 
 _Scored: TypeAlias = "tuple[asyncio.Future[bool], CaseResult]"
 """A scored run: the write of its record under way, and the record."""
-
-
-def _retrieved(future: asyncio.Future[Any]) -> None:
-    """Mark what ``future`` raised as seen: the run's record, written after it, raises it too."""
-    if not future.cancelled():
-        future.exception()
 
 
 def _wake(waker: asyncio.Future[None]) -> None:

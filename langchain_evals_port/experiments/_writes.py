@@ -115,6 +115,9 @@ class Writes:
                 for future in futures:
                     if not future.done():
                         future.set_exception(error)
+                        # Seen: a kept run's error reaches its run through the record's
+                        # write (made after it), a record's and a claim's are awaited.
+                        future.exception()
                 if not isinstance(error, Exception):
                     raise
                 continue

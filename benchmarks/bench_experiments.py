@@ -2,38 +2,41 @@
 measured in one run.
 
 Figures (issue 22, item 7; medians of 9 runs, ``--repeats 9 --kills 3``; two cores shared
-with other work, load average 0.7-1.7 over the run; "before" is main's package before the
+with other work, load average 0.8-1.3 over the run; "before" is main's package before the
 item, run with this script then, so both sides of each row come from one run):
 
 | anchors' workload, 1,000 cases, concurrency 32 | before | after |
 |---|---|---|
-| ours: wall (x ideal 1.25 s) | 1.60 s (1.28x) | 1.47 s (1.18x; target <= 1.15x) |
-| ours: CPU per case | 0.77 ms | 0.37 ms (target: <= pydantic-evals') |
-| pydantic-evals, same run: wall, CPU per case | 1.54 s (1.23x), 0.32 ms | 1.59 s (1.27x), 0.36 ms |
-| ours / pydantic-evals: CPU, wall | 2.40x, 1.04x | 1.03x, 0.92x |
-| the sleeps alone under a semaphore: wall | 1.34 s (1.07x) | 1.34 s (1.08x) |
-| LangChain-shaped: ours, CPU per case, wall | 2.36 ms, 2.66 s | 1.65 ms, 1.86 s |
-| ours / ``langsmith.aevaluate`` (same run): CPU | 0.32x | 0.25x |
-| app calls / cases after a SIGKILL at half way | 1.007-1.017 | 1.009-1.032 |
+| ours: wall (x ideal 1.25 s) | 1.60 s (1.28x) | 1.44 s (1.15x; target <= 1.15x) |
+| ours: CPU per case | 0.77 ms | 0.32 ms (target: <= pydantic-evals') |
+| pydantic-evals, same run: wall, CPU per case | 1.54 s (1.23x), 0.32 ms | 1.57 s (1.26x), 0.34 ms |
+| ours / pydantic-evals: CPU, wall | 2.40x, 1.04x | 0.95x, 0.91x |
+| the sleeps alone under a semaphore: wall | 1.34 s (1.07x) | 1.35 s (1.08x) |
+| LangChain-shaped: ours, CPU per case, wall | 2.36 ms, 2.66 s | 1.49 ms, 1.74 s |
+| ours / ``langsmith.aevaluate`` (same run): CPU | 0.32x | 0.26x |
+| app calls / cases after a SIGKILL at half way | 1.007-1.017 | 1.025-1.030 |
 
-The CPU per case of both sides varies by a third from run to run here, most of it Python's
-full garbage collections (about 130 ms each in this process, once in a run or not at all,
-landing on whichever side is running): over fifteen runs the ratio was 1.04x, as the median
-of paired rounds 0.96-0.98x, and with ``gc.freeze()`` after the warm-up about 1.2x
-(pydantic-evals allocates about twice the objects per case, so it pays more of the full
-collections). What went: LangChain's four ``inspect.signature`` calls per call of a function
-target (read once now), its task and context copy for a function no handler hears of,
-``os.environ`` lookups of unset variables per evaluation (each raises and catches a
-``KeyError``), a task per evaluator that scores in microseconds (``scores_in_loop``), the
-JSON text of a claimed case (checked, not written), ``os.urandom`` per interaction id (a
+Three more runs of part 1 alone (``--only-anchors --repeats 9``) the same hour: CPU 0.82x,
+0.84x, 0.86x of pydantic-evals', wall 1.14x, 1.14x, 1.15x of the ideal (the bare sleeps
+1.07-1.08x). The CPU per case of both sides varies by a third from run to run here: the
+machine's other work, and Python's full garbage collections (about 100 ms each in this
+process, about once a run, landing on whichever side is running). What went: LangChain's
+four ``inspect.signature`` calls per call of a function target (read once now), its task
+and context copy for a function no handler hears of, ``os.environ`` lookups of unset
+variables per evaluation (each raises and catches a ``KeyError``), LangSmith's per-call
+imports asking whether it traces, a task per evaluator that scores in microseconds
+(``scores_in_loop``) and a task per run (a slot's task takes the next run once it has scored
+one, so a run no longer waits for a turn of the claiming loop and every other run that ended
+at the same moment), the JSON of a claimed case (read back only when this process did not
+create it), private pydantic attributes read per call, frozen dataclasses made per row,
+counts of finished runs read from every row's JSON, ``os.urandom`` per interaction id (a
 system call that lets go of the GIL), and the store's trips to a thread: its writes and
 claims are batched (a kept run within 10 ms, a record within 50 ms, or with the next claim)
-and made on the event loop when the SQLite file is free (``without_waiting``), which took
-the thread's trips and its contention for the GIL (about a tenth of a run's CPU, in rounds
-paired with pydantic-evals). What is left beyond pydantic-evals (py-spy, GIL held, full
-collections frozen), about a fifth each: the store's writes of each run's output before it
-is scored and of its record after, the target's LangChain run and capture, the evaluators
-as Runnables.
+and made on the event loop when the SQLite file is free (``without_waiting``). What is left
+beyond pydantic-evals is what it does not do: each run's output written before it is scored
+and its record after, the target's LangChain run and capture, the evaluators as Runnables.
+The wall follows the CPU: the runs move in step (every call takes 20 ms), so each wave's
+last run waits for the CPU of all the others.
 
 Every figure is the median of ``--repeats`` runs (the CPU and the wall each on its own;
 the spread is printed too), and the load average is printed at the start and the end: the

@@ -39,13 +39,13 @@ class Runner:
     run of the experiment is written (by this process or another).
 
     At most ``max_concurrency`` runs are under way (their target and evaluators), each
-    slot a task that takes the next claimed run as soon as it has scored one (measured: a
-    task per run, and the loop's turn between one run and the next, were about a tenth of
-    a run's CPU, and a run waited for every other run that ended at the same moment before
-    it could start). Claims are made a batch at a time, in the background and a batch ahead:
-    the next runs are claimed while these run, so a free slot starts one at once instead of
-    waiting for a claim's write. A run's slot is free once it is scored: its record is
-    written after, batched with others', and counts as finished once that write held."""
+    slot a task that takes the next claimed run as soon as it has scored one: a task per
+    run cost its making and a turn of the claiming loop between one run and the next, and
+    the next run waited for every other run that ended at the same moment. Claims are
+    made a batch at a time, in the background and a batch ahead: the next runs are claimed
+    while these run, so a free slot starts one at once instead of waiting for a claim's
+    write. A run's slot is free once it is scored: its record is written after, batched
+    with others', and counts as finished once that write held."""
 
     def __init__(
         self,
@@ -69,9 +69,8 @@ class Runner:
         self.writes = Writes(store, name)
         self.finished: dict[tuple[str, int], CaseResult] = {}
         # The slots' tasks and the run each has under way (target and evaluators; ``None``
-        # once it is scored), claimed
-        # runs waiting for a slot, and scored runs whose record is being written: all held
-        # by this process.
+        # once it is scored), claimed runs waiting for a slot, and scored runs whose record
+        # is being written: all held by this process.
         self.running: dict[asyncio.Future[None], PendingRun | None] = {}
         self.waiting: collections.deque[PendingRun] = collections.deque()
         self.recording: dict[asyncio.Future[bool], tuple[PendingRun, CaseResult]] = {}
